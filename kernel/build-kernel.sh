@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Step 2 of the kernel build: configure the prepared tree (tinyconfig +
+# kvm_guest.config + kernel/perwine.config [+ extra fragments]) and build
+# bzImage into $PERWINE_OUT/bzImage-FLAVOR, with the kernel's release,
+# uapi headers and kselftests in $PERWINE_OUT/kselftests-FLAVOR.
+#
+#   kernel/build-kernel.sh [FRAGMENT...]
+# PERWINE_KERNEL_FLAVOR=name builds in a separate object dir (e.g. debug).
+set -euo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+need_packages build-essential bc bison flex libelf-dev libssl-dev cpio
+
+tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
+flavor=${PERWINE_KERNEL_FLAVOR:-guest}
+objdir=$(dirname "$tree")/obj-$flavor
+mkdir -p "$objdir" "$PERWINE_OUT/logs"
+log=$PERWINE_OUT/logs/kernel-$flavor.log
+
+fragments=("$tree/kernel/configs/kvm_guest.config" "$PERWINE_TOP/kernel/perwine.config")
+for f in "$@"; do fragments+=("$(realpath "$f")"); done
+
+# Reconfigure only when a fragment changed, so a rebuild with nothing
+# new stays a no-op for make.
+cfg_hash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
+if [ "$(cat "$objdir/.perwine-config-hash" 2>/dev/null)" != "$cfg_hash" ] || [ ! -f "$objdir/.config" ]; then
+	say "configuring $flavor kernel in $objdir"
+	make -C "$tree" O="$objdir" tinyconfig >"$log" 2>&1 ||
+		die "tinyconfig failed; log: $log"
+	(cd "$objdir" && "$tree/scripts/kconfig/merge_config.sh" -m .config "${fragments[@]}") >>"$log" 2>&1 ||
+		die "merging config fragments failed; log: $log"
+	make -C "$tree" O="$objdir" olddefconfig >>"$log" 2>&1 || die "olddefconfig failed; log: $log"
+	echo "$cfg_hash" > "$objdir/.perwine-config-hash"
+fi
+
+# Every option our own fragments ask for must have survived olddefconfig;
+# a silently dropped one (missing dependency) would test the wrong kernel.
+# (kvm_guest.config names options of other arches and drivers we skip.)
+missing=$(cat "${fragments[@]:1}" | grep -E '^CONFIG_[A-Z0-9_]+=' | while IFS= read -r line; do
+	grep -qxF "$line" "$objdir/.config" || echo "$line"
+done)
+[ -z "$missing" ] || die "config options not set (dependencies missing?): $(echo $missing)"
+
+run_logged "$log.build" make -C "$tree" O="$objdir" -j"$(nproc)" bzImage
+cp "$objdir/arch/x86/boot/bzImage" "$PERWINE_OUT/bzImage-$flavor"
+say "kernel: $PERWINE_OUT/bzImage-$flavor"
+
+# What the guest needs from this kernel besides bzImage: its release
+# and build stamp (the suite checks it runs on this very build), its
+# uapi headers and the kselftests the suite builds in the guest.
+ksdir=$PERWINE_OUT/kselftests-$flavor
+rm -rf "$ksdir"
+mkdir -p "$ksdir"
+make -s -C "$tree" O="$objdir" kernelrelease > "$ksdir/kernelrelease"
+sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$objdir"/include/generated/{compile,utsversion}.h \
+	2>/dev/null > "$ksdir/kernelversion" || true
+[ -s "$ksdir/kernelversion" ] || die "no UTS_VERSION in $objdir/include/generated"
+make -s -C "$tree" O="$objdir" headers_install INSTALL_HDR_PATH="$ksdir/usr" >>"$log" 2>&1 ||
+	die "headers_install failed; log: $log"
+for d in kselftest_harness.h kselftest.h syscall_user_dispatch seccomp perwine; do
+	if [ -e "$tree/tools/testing/selftests/$d" ]; then
+		cp -a "$tree/tools/testing/selftests/$d" "$ksdir/"
+	fi
+done
+say "kselftests and headers: $ksdir"

@@ -1,0 +1,61 @@
+# Shared settings for the perwine host scripts.  Sourced, not run.
+# shellcheck shell=bash
+
+PERWINE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PERWINE_CACHE=${PERWINE_CACHE:-/var/cache/perwine}
+PERWINE_OUT=${PERWINE_OUT:-$PERWINE_TOP/out}
+KERNEL_TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+export PERWINE_TOP PERWINE_CACHE PERWINE_OUT KERNEL_TARBALL
+
+say() { printf '[perwine] %s\n' "$*" >&2; }
+die() { printf '[perwine] error: %s\n' "$*" >&2; exit 1; }
+
+# Run a long command with its output in LOG, printing a line every 15
+# seconds so the user sees it is alive; on failure show the tail of the
+# log and where it is.
+run_logged() {
+	local log=$1; shift
+	mkdir -p "$(dirname "$log")"
+	say "$* (log: $log)"
+	"$@" >"$log" 2>&1 &
+	local pid=$! start=$SECONDS next=$((SECONDS + 15))
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		if [ "$SECONDS" -ge "$next" ]; then
+			say "  ... $((SECONDS - start))s"
+			next=$((SECONDS + 15))
+		fi
+	done
+	if ! wait "$pid"; then
+		tail -n 30 "$log" >&2
+		die "failed after $((SECONDS - start))s; full log: $log"
+	fi
+	say "done in $((SECONDS - start))s"
+}
+
+# Install the Debian packages named, only those not installed yet.
+need_packages() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	say "installing host packages: ${missing[*]}"
+	[ "$(id -u)" -eq 0 ] || die "need root to apt-get install ${missing[*]}"
+	mkdir -p "$PERWINE_OUT/logs"
+	local log=$PERWINE_OUT/logs/apt.log
+	if ! { apt-get update && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die "apt-get install failed; log: $log"
+	fi
+}
+
+# A short hash of the given files' names and contents.
+hash_files() {
+	local f
+	for f in "$@"; do
+		printf '%s\n' "${f#"$PERWINE_TOP"/}"
+		cat "$f"
+	done | sha256sum | cut -c1-16
+}
