@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Turn the cached rootfs tarball into the guest's ext4 disk image with
+# the project's source tree, the kernel's kselftests and the guest init
+# inside (mke2fs -d: no loop mount).
+#
+#   guest-image/make-image.sh ROOTFS_TARBALL KSELFTEST_DIR IMAGE
+set -euo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+[ $# -eq 3 ] || die "usage: $0 ROOTFS_TARBALL KSELFTEST_DIR IMAGE"
+rootfs=$1 kselftests=$2 image=$3
+[ -f "$rootfs" ] || die "no rootfs tarball $rootfs (run guest-image/build-rootfs.sh)"
+[ -f "$kselftests/kernelrelease" ] || die "no kernel build output in $kselftests (run kernel/build-kernel.sh)"
+need_packages e2fsprogs
+
+stage=$(dirname "$image")/stage
+rm -rf "$stage" "$image"
+mkdir -p "$stage"
+tar -C "$stage" --numeric-owner -xf "$rootfs"
+
+# The source tree: what git tracks plus what is new and not ignored, so
+# a local edit is tested without a commit; never the build output.
+mkdir -p "$stage/root/perwine"
+if git -C "$PERWINE_TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	(cd "$PERWINE_TOP" && git ls-files -z -co --exclude-standard |
+		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+		tar --null -T - -cf -) | tar -C "$stage/root/perwine" -xf -
+else
+	tar -C "$PERWINE_TOP" --exclude=./out -cf - . | tar -C "$stage/root/perwine" -xf -
+fi
+
+mkdir -p "$stage/usr/share/perwine"
+cp -a "$kselftests" "$stage/usr/share/perwine/kselftests"
+install -m 0755 "$PERWINE_TOP/guest-image/guest-init.sh" "$stage/sbin/perwine-init"
+echo perwine-guest > "$stage/etc/hostname"
+printf '/dev/vda / ext4 rw 0 1\n' > "$stage/etc/fstab"
+
+# Room for the build and the results beside the ~550 MB rootfs.
+mke2fs -q -t ext4 -L perwine -d "$stage" "$image" 4G
+rm -rf "$stage"
+say "image: $image"

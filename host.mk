@@ -1,0 +1,40 @@
+# Host-side targets: build the patched guest kernel and the Debian guest,
+# boot it in QEMU and bring the results back.  Used directly by
+# GNUmakefile on a fresh clone and included by Makefile.am after configure.
+
+PERWINE_OUT ?= $(abspath $(srcdir))/out
+export PERWINE_OUT
+KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
+GUEST_IMAGE = $(PERWINE_OUT)/guest.img
+
+.PHONY: help kernel rootfs image vm-check vm-bench vm-distcheck vm-shell
+
+help:
+	@echo "perwine host targets:"
+	@echo "  make vm-bench      boot the patched kernel, run the dispatch demo and the benchmark table"
+	@echo "  make vm-check      run the whole test suite (./configure && make check) in the guest"
+	@echo "  make vm-distcheck  run make distcheck in the guest"
+	@echo "  make vm-shell      interactive guest shell on the serial console"
+	@echo "  make kernel        build the patched guest kernel only"
+	@echo "  make image         build the guest disk image only"
+
+kernel:
+	$(srcdir)/kernel/build-kernel.sh
+
+rootfs:
+	$(srcdir)/guest-image/build-rootfs.sh >/dev/null
+
+image: kernel rootfs
+	$(srcdir)/guest-image/make-image.sh "$$($(srcdir)/guest-image/build-rootfs.sh)" \
+		$(PERWINE_OUT)/kselftests-guest $(GUEST_IMAGE)
+
+# Boot, then always collect: the summary line is printed even when the
+# guest failed, and the target fails when either step did.
+vm-check vm-bench vm-distcheck: image
+	@rc=0; \
+	$(srcdir)/guest-image/boot-guest.sh $(@:vm-%=%) $(KERNEL_IMAGE) $(GUEST_IMAGE) || rc=1; \
+	$(srcdir)/guest-image/collect-results.sh $(@:vm-%=%) $(GUEST_IMAGE) || rc=1; \
+	exit $$rc
+
+vm-shell: image
+	$(srcdir)/guest-image/boot-guest.sh shell $(KERNEL_IMAGE) $(GUEST_IMAGE)
