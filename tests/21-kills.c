@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Who gets killed by which signal: a bad selector value (SIGSYS), an
+ * unmapped selector (SIGSEGV), a trap while SIGSYS is blocked or
+ * ignored (SIGSYS), a trap inside the SIGSYS handler (SIGSYS, no loop).
+ */
+#include <sys/mman.h>
+#include "tap.h"
+
+static void bad_value(void)
+{
+	dispatch_on(&test_sel, 0, 0);
+	set_perwine(1);
+	test_sel = 2;
+	test_syscall(SYS_getpid, 0, 0, 0);
+	test_sel = PERWINE_NATIVE;
+	_exit(3);
+}
+
+static void bad_value_255(void)
+{
+	dispatch_on(&test_sel, 0, 0);
+	set_perwine(1);
+	test_sel = 255;
+	test_syscall(SYS_getpid, 0, 0, 0);
+	test_sel = PERWINE_NATIVE;
+	_exit(3);
+}
+
+static void unmapped_selector(void)
+{
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	dispatch_on(page, 0, 0);
+	munmap(page, 4096);
+	set_perwine(1);
+	getppid();
+	_exit(3);
+}
+
+static void sigsys_blocked(void)
+{
+	sigset_t set;
+
+	install_recorder();
+	sigemptyset(&set);
+	sigaddset(&set, SIGSYS);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	dispatch_on(&test_sel, 0, 0);
+	set_perwine(1);
+	trapped_call(SYS_getpid, 0, 0, 0);
+	_exit(3);
+}
+
+static void sigsys_ignored(void)
+{
+	signal(SIGSYS, SIG_IGN);
+	dispatch_on(&test_sel, 0, 0);
+	set_perwine(1);
+	trapped_call(SYS_getpid, 0, 0, 0);
+	_exit(3);
+}
+
+static void trap_in_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	/* The selector is still TRAP: this traps with SIGSYS blocked. */
+	test_syscall(SYS_getpid, 0, 0, 0);
+	_exit(4);
+}
+
+static void recursive_trap(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = trap_in_handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSYS, &sa, NULL);
+	dispatch_on(&test_sel, 0, 0);
+	set_perwine(1);
+	trapped_call(SYS_getpid, 0, 0, 0);
+	_exit(3);
+}
+
+int main(void)
+{
+	int st;
+
+	tap_require_perwine();
+	tap_plan(6);
+	st = run_child(bad_value);
+	tap_ok(killed_by(st, SIGSYS), "selector value 2 kills with SIGSYS (status %#x)", st);
+	st = run_child(bad_value_255);
+	tap_ok(killed_by(st, SIGSYS), "selector value 255 kills with SIGSYS (status %#x)", st);
+	st = run_child(unmapped_selector);
+	tap_ok(killed_by(st, SIGSEGV), "selector unmapped after registration kills with SIGSEGV (status %#x)", st);
+	st = run_child(sigsys_blocked);
+	tap_ok(killed_by(st, SIGSYS), "trap with SIGSYS blocked kills with SIGSYS (status %#x)", st);
+	st = run_child(sigsys_ignored);
+	tap_ok(killed_by(st, SIGSYS), "trap with SIGSYS ignored kills with SIGSYS (status %#x)", st);
+	st = run_child(recursive_trap);
+	tap_ok(killed_by(st, SIGSYS), "trap inside the SIGSYS handler kills, no recursion (status %#x)", st);
+	return tap_done();
+}

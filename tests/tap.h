@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Small TAP and process helpers shared by the C tests.  Every check is a
+ * TAP test point; a test program exits 1 when any point failed.
+ */
+#ifndef PERWINE_TESTS_TAP_H
+#define PERWINE_TESTS_TAP_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <linux/audit.h>
+
+#include "perwine.h"
+
+static int tap_count, tap_failures;
+
+static inline void tap_plan(int n)
+{
+	printf("1..%d\n", n);
+	fflush(stdout);
+}
+
+static inline int tap_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!cond)
+		tap_failures++;
+	return cond;
+}
+
+static inline int tap_done(void)
+{
+	return tap_failures ? 1 : 0;
+}
+
+/* Skip the whole program when the kernel lacks PER_WINE: reported, not passed. */
+static inline void tap_require_perwine(void)
+{
+	struct perwine_config cfg;
+
+	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0) != 0) {
+		printf("1..0 # SKIP kernel without PER_WINE dispatch (%s)\n", strerror(errno));
+		exit(0);
+	}
+}
+
+/* Run fn in a forked child; returns its wait status. */
+static inline int run_child(void (*fn)(void))
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		alarm(20);	/* a hang fails the test instead of the run */
+		fn();
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static inline int killed_by(int status, int sig)
+{
+	return status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
+static inline int exited_with(int status, int code)
+{
+	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+/*
+ * test_syscall(nr, a1, a2, a3): a raw syscall instruction at a known
+ * address; test_syscall_ret is the address right after it (si_call_addr).
+ */
+long test_syscall(long nr, long a1, long a2, long a3);
+extern const char test_syscall_ret[];
+__asm__(".text\n"
+	".globl test_syscall\n"
+	".type test_syscall, @function\n"
+	"test_syscall:\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rsi, %rdi\n"
+	"	mov %rdx, %rsi\n"
+	"	mov %rcx, %rdx\n"
+	"	syscall\n"
+	".globl test_syscall_ret\n"
+	"test_syscall_ret:\n"
+	"	ret\n"
+	".size test_syscall, . - test_syscall\n");
+
+static inline int dispatch_on(volatile uint8_t *sel, unsigned long start, unsigned long len)
+{
+	return prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)sel, start, len);
+}
+
+static inline int set_perwine(int on)
+{
+	return personality(on ? PER_WINE : PER_LINUX);
+}
+
+#endif
+
+/*
+ * A SIGSYS handler that records what it got, makes the trapped call
+ * return trap_return and sets the selector back to native, so that the
+ * handler's own sigreturn and the test's next libc call run natively.
+ */
+static volatile uint8_t test_sel;
+static siginfo_t trap_info;
+static volatile int trap_count;
+static long trap_return = 42;
+
+static void record_sigsys(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	test_sel = PERWINE_NATIVE;
+	trap_info = *si;
+	trap_count++;
+	uc->uc_mcontext.gregs[REG_RAX] = trap_return;
+}
+
+static inline void install_recorder(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = record_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSYS, &sa, NULL);
+}
+
+/* One trapped raw syscall: selector TRAP, call, handler resets it. */
+static inline long trapped_call(long nr, long a1, long a2, long a3)
+{
+	test_sel = PERWINE_TRAP;
+	return test_syscall(nr, a1, a2, a3);
+}
