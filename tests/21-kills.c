@@ -7,24 +7,24 @@
 #include <sys/mman.h>
 #include "tap.h"
 
-static void bad_value(void)
+static void bad_selector_value(uint8_t value)
 {
 	dispatch_on(&test_sel, 0, 0);
 	set_perwine(1);
-	test_sel = 2;
+	test_sel = value;
 	test_syscall(SYS_getpid, 0, 0, 0);
 	test_sel = PERWINE_NATIVE;
 	_exit(3);
 }
 
+static void bad_value(void)
+{
+	bad_selector_value(2);
+}
+
 static void bad_value_255(void)
 {
-	dispatch_on(&test_sel, 0, 0);
-	set_perwine(1);
-	test_sel = 255;
-	test_syscall(SYS_getpid, 0, 0, 0);
-	test_sel = PERWINE_NATIVE;
-	_exit(3);
+	bad_selector_value(255);
 }
 
 static void unmapped_selector(void)
@@ -71,12 +71,7 @@ static void trap_in_handler(int sig, siginfo_t *si, void *uc)
 
 static void recursive_trap(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = trap_in_handler;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSYS, &sa, NULL);
+	install_sigsys(trap_in_handler);
 	dispatch_on(&test_sel, 0, 0);
 	set_perwine(1);
 	trapped_call(SYS_getpid, 0, 0, 0);

@@ -74,7 +74,6 @@ static void *trapping_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa;
 	pthread_t t1, t2;
 	void *res1, *res2;
 	pid_t pid;
@@ -109,10 +108,7 @@ int main(int argc, char **argv)
 	waitpid(pid, &st, 0);
 	tap_ok(exited_with(st, 0), "execve: config cleared, personality kept (status %#x)", st);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = count_sigsys;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSYS, &sa, NULL);
+	install_sigsys(count_sigsys);
 	pthread_create(&t1, NULL, trapping_thread, (void *)1L);
 	pthread_create(&t2, NULL, trapping_thread, (void *)0L);
 	pthread_join(t1, &res1);

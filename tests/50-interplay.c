@@ -40,12 +40,7 @@ static void allow_both(int sig, siginfo_t *si, void *uc)
 
 static void sud_first_child(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = allow_both;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSYS, &sa, NULL);
+	install_sigsys(allow_both);
 	dispatch_on(&test_sel, 0, 0);
 	set_perwine(1);
 	if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_sel))

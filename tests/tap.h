@@ -145,14 +145,19 @@ static void record_sigsys(int sig, siginfo_t *si, void *ucv)
 	uc->uc_mcontext.gregs[REG_RAX] = trap_return;
 }
 
-static inline void install_recorder(void)
+static inline void install_sigsys(void (*handler)(int, siginfo_t *, void *))
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = record_sigsys;
+	sa.sa_sigaction = handler;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGSYS, &sa, NULL);
+}
+
+static inline void install_recorder(void)
+{
+	install_sigsys(record_sigsys);
 }
 
 /* One trapped raw syscall: selector TRAP, call, handler resets it. */
