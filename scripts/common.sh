@@ -51,10 +51,12 @@ need_packages() {
 	fi
 }
 
-# A short hash of the given files' names and contents.
+# A short hash of the given files' names (relative to the top, however
+# they were named on the command line) and contents.
 hash_files() {
 	local f
 	for f in "$@"; do
+		f=$(realpath "$f")
 		printf '%s\n' "${f#"$PERWINE_TOP"/}"
 		cat "$f"
 	done | sha256sum | cut -c1-16
