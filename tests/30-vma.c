@@ -5,6 +5,7 @@
  * back to plain PROT_EXEC stops it; the VMA of the syscall instruction
  * (IP - 2) decides; no effect without PER_WINE; smaps shows "ns".
  */
+#include <pthread.h>
 #include <sys/mman.h>
 #include "tap.h"
 
@@ -38,6 +39,76 @@ static int smaps_has_ns(void *addr)
 	return found;
 }
 
+/*
+ * The kernel caches the VMA answer per thread: every change of the
+ * page's protection or mapping must be seen by the next syscall.
+ * Returns how many of the calls gave the wrong answer.
+ */
+static int flip_and_call(long (*fn)(void), unsigned char *page, int rounds)
+{
+	int wrong = 0;
+	long before;
+
+	for (int i = 0; i < rounds; i++) {
+		int nosys = i & 1;
+
+		mprotect(page, PAGE, PROT_READ | PROT_EXEC | (nosys ? PROT_NOSYSCALL : 0));
+		before = trap_count;
+		if (fn() != (nosys ? 77 : getpid()) || trap_count != before + nosys)
+			wrong++;
+	}
+	return wrong;
+}
+
+/* Map the code afresh at the same address, with or without PROT_NOSYSCALL. */
+static long remap_and_call(unsigned char *at, int nosys)
+{
+	if (mmap(at, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != at)
+		return -1;
+	place(at);
+	mprotect(at, PAGE, PROT_READ | PROT_EXEC | (nosys ? PROT_NOSYSCALL : 0));
+	return ((long (*)(void))at)();
+}
+
+/* Another thread flips the page; this one must see each flip at once. */
+static struct {
+	unsigned char *page;
+	volatile int phase, done;
+	int wrong;
+} shared;
+
+static void *caller_thread(void *arg)
+{
+	long (*fn)(void) = (long (*)(void))shared.page;
+	pid_t pid = getpid();
+
+	(void)arg;
+	for (int i = 1; i <= 40; i++) {
+		while (shared.phase != i)
+			;
+		if (fn() != ((i & 1) ? 77 : pid))
+			shared.wrong++;
+		shared.done = i;
+	}
+	return NULL;
+}
+
+static int flip_from_other_thread(void)
+{
+	pthread_t t;
+
+	shared.phase = shared.done = shared.wrong = 0;
+	pthread_create(&t, NULL, caller_thread, NULL);
+	for (int i = 1; i <= 40; i++) {
+		mprotect(shared.page, PAGE, PROT_READ | PROT_EXEC | ((i & 1) ? PROT_NOSYSCALL : 0));
+		shared.phase = i;
+		while (shared.done != i)
+			;
+	}
+	pthread_join(t, NULL);
+	return shared.wrong;
+}
+
 int main(void)
 {
 	unsigned char *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -46,7 +117,7 @@ int main(void)
 	long r;
 
 	tap_require_perwine();
-	tap_plan(13);
+	tap_plan(18);
 	install_recorder();
 	trap_return = 77;
 
@@ -99,5 +170,14 @@ int main(void)
 	tap_ok(r == 77 && trap_count == 5, "mmap(PROT_NOSYSCALL) traps too");
 	r = syscall(SYS_pkey_mprotect, (void *)fn, PAGE, PROT_READ | PROT_EXEC, -1);
 	tap_ok(r == 0 && fn() == pid && trap_count == 5, "pkey_mprotect without it runs natively");
+
+	tap_ok(flip_and_call(fn, (unsigned char *)fn, 100) == 0,
+	       "100 mprotect flips: each next syscall from the page sees the new protection");
+	tap_ok(remap_and_call((unsigned char *)fn, 1) == 77, "unmapped and mapped again with NOSYSCALL: traps");
+	tap_ok(remap_and_call((unsigned char *)fn, 0) == pid, "mapped again without it: runs natively");
+	tap_ok(remap_and_call((unsigned char *)fn, 1) == 77, "and with it again: traps");
+	shared.page = (unsigned char *)fn;
+	tap_ok(flip_from_other_thread() == 0,
+	       "40 flips by another thread: each seen by this thread's next syscall");
 	return tap_done();
 }
