@@ -112,6 +112,26 @@ __asm__(".text\n"
 	"	ret\n"
 	".size test_syscall, . - test_syscall\n");
 
+/* The same with six arguments, for the dispatcher's argument registers. */
+long test_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+extern const char test_syscall6_ret[];
+__asm__(".text\n"
+	".globl test_syscall6\n"
+	".type test_syscall6, @function\n"
+	"test_syscall6:\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rsi, %rdi\n"
+	"	mov %rdx, %rsi\n"
+	"	mov %rcx, %rdx\n"
+	"	mov %r8, %r10\n"
+	"	mov %r9, %r8\n"
+	"	mov 8(%rsp), %r9\n"
+	"	syscall\n"
+	".globl test_syscall6_ret\n"
+	"test_syscall6_ret:\n"
+	"	ret\n"
+	".size test_syscall6, . - test_syscall6\n");
+
 static inline int dispatch_on(volatile uint8_t *sel, unsigned long start, unsigned long len)
 {
 	return prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)sel, start, len);
@@ -121,8 +141,6 @@ static inline int set_perwine(int on)
 {
 	return personality(on ? PER_WINE : PER_LINUX);
 }
-
-#endif
 
 /*
  * A SIGSYS handler that records what it got, makes the trapped call
@@ -166,3 +184,5 @@ static inline long trapped_call(long nr, long a1, long a2, long a3)
 	test_sel = PERWINE_TRAP;
 	return test_syscall(nr, a1, a2, a3);
 }
+
+#endif

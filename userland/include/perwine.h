@@ -67,6 +67,84 @@ struct perwine_config {
 /* Length of the x86-64 syscall instruction (0f 05). */
 #define PERWINE_SYSCALL_INSN_LEN	2
 
+/* ---- libperwine ---- */
+
+/*
+ * The calling thread's selector byte, owned by the library.  It is
+ * initial-exec TLS so that storing to it is one instruction and so that
+ * the SIGSYS handler can reach it without calling into the loader.
+ */
+extern __thread volatile uint8_t perwine_thread_selector
+	__attribute__((tls_model("initial-exec")));
+#define PERWINE_THREAD_SELECTOR	(&perwine_thread_selector)
+
+/*
+ * Transitions: one byte store each, no syscall.  perwine_trap() before
+ * entering "Windows" code, perwine_native() when back on the Unix side.
+ * They act on PERWINE_THREAD_SELECTOR; a thread enabled with a selector
+ * of its own stores to that byte itself.
+ */
+static inline void perwine_native(void)
+{
+	perwine_thread_selector = PERWINE_NATIVE;
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static inline void perwine_trap(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+	perwine_thread_selector = PERWINE_TRAP;
+}
+
+/* 1 when this kernel and CPU can do perwine; else 0 and why in *reason. */
+int perwine_available(const char **reason);
+
+/* A message for a -errno returned by a perwine_* function. */
+const char *perwine_strerror(int err);
+
+/*
+ * Per thread: register selector (or NULL: PROT_NOSYSCALL regions only)
+ * with the library's always-native range, then switch the personality
+ * type to PER_WINE, keeping the personality flags.  0 or -errno.
+ */
+int perwine_enable(volatile uint8_t *selector);
+int perwine_disable(void);
+
+/* Handles one trapped syscall; returns what RAX gets (-errno style). */
+typedef long (*perwine_callback)(long nr, const long args[6], void *ctx);
+
+/*
+ * Process wide: install the SIGSYS dispatcher that calls cb for every
+ * trapped syscall (cb NULL: put back the previous SIGSYS action).
+ */
+int perwine_set_dispatcher(perwine_callback cb, void *ctx);
+
+/* Inside the callback: the siginfo of the trap being handled, else NULL. */
+const siginfo_t *perwine_trap_info(void);
+
+/*
+ * sigaction() for handlers of other signals: the handler runs with the
+ * selector at NATIVE and the interrupted value comes back on return.
+ * SIGSYS belongs to perwine_set_dispatcher().  0 or -errno.
+ */
+int perwine_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+/* A syscall that never traps: it runs from the always-native range. */
+long perwine_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+
+/* perwine_map_code() flags. */
+#define PERWINE_MAP_NATIVE	0x1	/* leave out PROT_NOSYSCALL */
+
+/*
+ * Copy len bytes of machine code into new read+exec pages that carry
+ * PROT_NOSYSCALL (unless PERWINE_MAP_NATIVE): *addr gets their address.
+ */
+int perwine_map_code(const void *code, size_t len, unsigned int flags, void **addr);
+int perwine_unmap_code(void *addr, size_t len);
+
+/* mprotect(addr, len, prot | PROT_NOSYSCALL) with -errno returns. */
+int perwine_protect(void *addr, size_t len, int prot);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libperwine under load: threads trapping at once and a timer signal
+ * interrupting the foreign side, with every trapped call's result
+ * checked and every trap counted (nothing lost, nothing doubled).
+ */
+#include <pthread.h>
+#include <sys/time.h>
+
+#include "tap.h"
+
+#define NR_MIX		2000
+#define THREADS		4
+#define CALLS		3000
+
+static __thread long handled;
+static volatile long alarms;
+
+static long mix(long a, long b)
+{
+	return a * 31 + b;
+}
+
+static long callback(long nr, const long args[6], void *ctx)
+{
+	(void)ctx;
+	handled++;
+	return nr == NR_MIX ? mix(args[0], args[1]) : -ENOSYS;
+}
+
+/* It lands on the foreign side too: perwine_sigaction() makes that safe. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+	getppid();
+	alarms++;
+}
+
+/* CALLS trapped calls; returns how many came back with a wrong result. */
+static long trap_loop(long id)
+{
+	long wrong = 0;
+
+	for (long i = 0; i < CALLS; i++) {
+		perwine_trap();
+		if (test_syscall6(NR_MIX, id, i, 0, 0, 0, 0) != mix(id, i))
+			wrong++;
+		perwine_native();
+	}
+	return wrong;
+}
+
+struct worker {
+	pthread_t thread;
+	long id, enable, wrong, handled;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	w->enable = perwine_enable(PERWINE_THREAD_SELECTOR);
+	w->wrong = w->enable ? CALLS : trap_loop(w->id);
+	w->handled = handled;
+	perwine_disable();
+	return NULL;
+}
+
+int main(void)
+{
+	struct itimerval every = { { 0, 200 }, { 0, 200 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct worker w[THREADS];
+	struct sigaction sa;
+	long wrong;
+	int ok = 1;
+
+	tap_require_perwine();
+	tap_plan(5);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+
+	tap_ok(perwine_sigaction(SIGALRM, &sa, NULL) == 0 &&
+	       perwine_enable(PERWINE_THREAD_SELECTOR) == 0 &&
+	       perwine_set_dispatcher(callback, NULL) == 0, "timer handler, enable and dispatcher set");
+	setitimer(ITIMER_REAL, &every, NULL);
+	wrong = trap_loop(0);
+	setitimer(ITIMER_REAL, &off, NULL);
+	tap_ok(wrong == 0, "%d trapped calls under a timer signal: %ld wrong results", CALLS, wrong);
+	tap_ok(handled == CALLS && alarms > 0, "every trap handled once: %ld of %d (%ld timer signals)",
+	       handled, CALLS, alarms);
+
+	for (int i = 0; i < THREADS; i++) {
+		w[i].id = i + 1;
+		pthread_create(&w[i].thread, NULL, worker_main, &w[i]);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(w[i].thread, NULL);
+		if (w[i].enable || w[i].wrong || w[i].handled != CALLS) {
+			printf("# thread %ld: enable %ld, wrong %ld, handled %ld\n", w[i].id,
+			       w[i].enable, w[i].wrong, w[i].handled);
+			ok = 0;
+		}
+	}
+	tap_ok(ok, "%d threads x %d trapped calls at once: all right, all counted", THREADS, CALLS);
+	tap_ok(handled == CALLS, "the threads' traps were not counted in the main thread");
+	perwine_disable();
+	return tap_done();
+}
