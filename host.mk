@@ -7,7 +7,8 @@ export PERWINE_OUT
 KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
-.PHONY: help kernel rootfs image vm-check vm-bench vm-distcheck vm-shell
+.PHONY: help kernel rootfs image vm-check vm-bench vm-distcheck vm-shell \
+	kernel-debug image-debug vm-check-debug
 
 help:
 	@echo "perwine host targets:"
@@ -15,6 +16,7 @@ help:
 	@echo "  make vm-check      run the whole test suite (./configure && make check) in the guest"
 	@echo "  make vm-distcheck  run make distcheck in the guest"
 	@echo "  make vm-shell      interactive guest shell on the serial console"
+	@echo "  make vm-check-debug  the whole suite on a KASAN/PROVE_LOCKING/DEBUG_VM kernel"
 	@echo "  make kernel        build the patched guest kernel only"
 	@echo "  make image         build the guest disk image only"
 
@@ -34,7 +36,29 @@ vm-check vm-bench vm-distcheck: image
 	@rc=0; \
 	$(srcdir)/guest-image/boot-guest.sh $(@:vm-%=%) $(KERNEL_IMAGE) $(GUEST_IMAGE) || rc=1; \
 	$(srcdir)/guest-image/collect-results.sh $(@:vm-%=%) $(GUEST_IMAGE) || rc=1; \
+	if [ $@ = vm-bench ]; then \
+		$(srcdir)/guest-image/plot-bench.sh $(PERWINE_OUT)/results/bench/bench-results.csv \
+			$(PERWINE_OUT)/results/bench/bench.png || rc=1; \
+	fi; \
 	exit $$rc
 
 vm-shell: image
 	$(srcdir)/guest-image/boot-guest.sh shell $(KERNEL_IMAGE) $(GUEST_IMAGE)
+
+# The debug kernel: the same series with KASAN, PROVE_LOCKING,
+# DEBUG_ATOMIC_SLEEP and DEBUG_VM, in its own object dir and image.
+DEBUG_KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-debug
+DEBUG_GUEST_IMAGE = $(PERWINE_OUT)/guest-debug.img
+
+kernel-debug:
+	PERWINE_KERNEL_FLAVOR=debug $(srcdir)/kernel/build-kernel.sh $(srcdir)/kernel/debug.config
+
+image-debug: kernel-debug rootfs
+	$(srcdir)/guest-image/make-image.sh "$$($(srcdir)/guest-image/build-rootfs.sh)" \
+		$(PERWINE_OUT)/kselftests-debug $(DEBUG_GUEST_IMAGE)
+
+vm-check-debug: image-debug
+	@rc=0; export PERWINE_RUN_NAME=check-debug; \
+	$(srcdir)/guest-image/boot-guest.sh check $(DEBUG_KERNEL_IMAGE) $(DEBUG_GUEST_IMAGE) || rc=1; \
+	$(srcdir)/guest-image/collect-results.sh check $(DEBUG_GUEST_IMAGE) || rc=1; \
+	exit $$rc

@@ -6,7 +6,9 @@
 #
 #   guest-image/boot-guest.sh MODE BZIMAGE IMAGE
 # Environment: PERWINE_ACCEL=auto|tcg|kvm, PERWINE_TIMEOUT (seconds),
-# PERWINE_SMP (cpus, default: host cpus), PERWINE_MEM (default 4G).
+# PERWINE_SMP (cpus, default: host cpus), PERWINE_MEM (default 4G),
+# PERWINE_CPU (TCG's -cpu model, default max), PERWINE_RUN_NAME (names
+# the logs, default MODE: the debug kernel's run is check-debug).
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -18,7 +20,8 @@ need_packages qemu-system-x86
 
 logdir=$PERWINE_OUT/logs
 mkdir -p "$logdir"
-log=$logdir/guest-$mode.log
+name=${PERWINE_RUN_NAME:-$mode}
+log=$logdir/guest-$name.log
 smp=${PERWINE_SMP:-$(nproc)}
 mem=${PERWINE_MEM:-4G}
 timeout=${PERWINE_TIMEOUT:-2400}
@@ -52,10 +55,10 @@ if [ "$accel" = auto ]; then
 fi
 case $accel in
 kvm) accel_opts=(-accel kvm -cpu host) ;;
-tcg) accel_opts=(-accel tcg,thread=multi -cpu max) ;;
+tcg) accel_opts=(-accel tcg,thread=multi -cpu "${PERWINE_CPU:-max}") ;;
 *) die "PERWINE_ACCEL must be auto, tcg or kvm, not '$accel'" ;;
 esac
-echo "$accel" > "$logdir/guest-$mode.accel"
+echo "$accel" > "$logdir/guest-$name.accel"
 
 qemu=(qemu-system-x86_64 "${accel_opts[@]}" -smp "$smp" -m "$mem" -display none -no-reboot
 	-kernel "$kernel" -append "$cmdline perwine.accel=$accel"

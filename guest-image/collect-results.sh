@@ -4,6 +4,7 @@
 # the summary line "N passed, N failed" counted from the TAP results.
 #
 #   guest-image/collect-results.sh MODE IMAGE
+# PERWINE_RUN_NAME (default MODE) names the results dir, as for boot-guest.sh.
 # Exits non-zero when a test failed, the guest did not finish its job,
 # or its kernel log has a BUG/WARNING/Oops/general protection/KASAN line.
 set -euo pipefail
@@ -12,8 +13,9 @@ set -euo pipefail
 [ $# -eq 2 ] || die "usage: $0 MODE IMAGE"
 mode=$1 image=$2
 need_packages e2fsprogs
-dest=$PERWINE_OUT/results/$mode
-serial=$PERWINE_OUT/logs/guest-$mode.log
+name=${PERWINE_RUN_NAME:-$mode}
+dest=$PERWINE_OUT/results/$name
+serial=$PERWINE_OUT/logs/guest-$name.log
 rm -rf "$dest" "$PERWINE_OUT/results/results"
 mkdir -p "$PERWINE_OUT/results"
 if debugfs -R "rdump /results $PERWINE_OUT/results" "$image" >/dev/null 2>&1 &&

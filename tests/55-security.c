@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Security properties: dispatch state belongs to one thread and cannot
+ * be changed from outside it; selectors in kernel memory are refused;
+ * nothing of it survives execve, setuid or not; and no path of PER_WINE
+ * lets a syscall that runs skip seccomp.
+ *
+ *   55-security              run the tests
+ *   55-security --exec-probe the program the tests execve: exits 0 when
+ *                            it runs with no dispatch config and no
+ *                            PROT_NOSYSCALL mapping, and its syscalls run
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "tap.h"
+
+static int config_flags(void)
+{
+	struct perwine_config cfg;
+
+	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0))
+		return -1;
+	return (int)cfg.flags | (cfg.selector ? 0x100 : 0);
+}
+
+static int smaps_has_ns(void)
+{
+	char line[512];
+	int found = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmFlags:", 8) == 0 && strstr(line, " ns"))
+			found = 1;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int exec_probe(void)
+{
+	if (config_flags() != 0)
+		return 10;
+	if (smaps_has_ns())
+		return 11;
+	/* PER_WINE is kept across execve; with no config nothing traps. */
+	if ((personality(0xffffffff) & PERWINE_PER_MASK) != PER_WINE)
+		return 12;
+	if (test_syscall(SYS_getppid, 0, 0, 0) != getppid())
+		return 13;
+	return 0;
+}
+
+static void *thread_turns_off(void *arg)
+{
+	(void)arg;
+	/* This thread's OFF, and an ON of its own, touch only itself. */
+	prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
+	dispatch_on(NULL, 0, 0);
+	prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
+	return NULL;
+}
+
+static char self_path[4096];
+
+/* Everything armed, then execve: the new program must start clean. */
+static void exec_armed(const char *path)
+{
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_EXEC | PROT_NOSYSCALL,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long ret;
+
+	/* The execve itself would trap: it runs from the always-native range. */
+	if (page == MAP_FAILED || dispatch_on(&test_sel, (unsigned long)test_syscall_ret, 1) ||
+	    set_perwine(1) == -1)
+		_exit(20);
+	test_sel = PERWINE_TRAP;
+	ret = test_syscall(SYS_execve, (long)path,
+			   (long)(char *[]){ (char *)path, "--exec-probe", NULL },
+			   (long)(char *[]){ NULL });
+	_exit(ret == 0 ? 21 : 22);
+}
+
+static void exec_self(void)
+{
+	exec_armed(self_path);
+}
+
+static char setuid_path[] = "/tmp/perwine-55-setuid-XXXXXX";
+
+static void exec_setuid(void)
+{
+	exec_armed(setuid_path);
+}
+
+/* A copy of this program, setuid to nobody: returns 0 when it is ready. */
+static int make_setuid_copy(void)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open(self_path, O_RDONLY), out = mkstemp(setuid_path);
+
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			return -1;
+	close(in);
+	if (fchown(out, 65534, 65534) || fchmod(out, 04755))
+		return -1;
+	return close(out);
+}
+
+static void filter_getppid_eperm(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(30);
+}
+
+/* Under the filter, every path of PER_WINE that runs getppid gets EPERM. */
+static void seccomp_sees_every_native_path(void)
+{
+	unsigned long ret_addr = (unsigned long)test_syscall_ret;
+
+	filter_getppid_eperm();
+	if (set_perwine(1) == -1)
+		_exit(31);
+	/* Selector NATIVE. */
+	if (dispatch_on(&test_sel, 0, 0) || test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
+		_exit(32);
+	/* Always-native range, selector TRAP. */
+	if (dispatch_on(&test_sel, ret_addr, 1))
+		_exit(33);
+	test_sel = PERWINE_TRAP;
+	if (test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
+		_exit(34);
+	test_sel = PERWINE_NATIVE;
+	/* No selector at all, and a PROT_NOSYSCALL mapping elsewhere. */
+	if (dispatch_on(NULL, 0, 0) ||
+	    mmap(NULL, 4096, PROT_READ | PROT_NOSYSCALL, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED ||
+	    test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
+		_exit(35);
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	struct perwine_config cfg;
+	pthread_t t;
+	pid_t pid;
+	int status;
+
+	if (argc > 1 && strcmp(argv[1], "--exec-probe") == 0)
+		return exec_probe();
+	tap_require_perwine();
+	tap_plan(11);
+	if (!realpath("/proc/self/exe", self_path)) {
+		printf("Bail out! realpath /proc/self/exe: %s\n", strerror(errno));
+		return 1;
+	}
+
+	dispatch_on(&test_sel, 0, 0);
+	pthread_create(&t, NULL, thread_turns_off, NULL);
+	pthread_join(t, NULL);
+	tap_ok(config_flags() == (PERWINE_CONFIG_ON | 0x100),
+	       "another thread's OFF and ON leave this thread's config alone");
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
+		_exit(config_flags() == 0 ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	tap_ok(exited_with(status, 0) && config_flags() == (PERWINE_CONFIG_ON | 0x100),
+	       "a child's OFF leaves the parent's config alone");
+	prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
+
+	tap_ok(dispatch_on((volatile uint8_t *)0xffffffff81000000UL, 0, 0) == -1 && errno == EFAULT,
+	       "a selector in the kernel text: EFAULT");
+	tap_ok(dispatch_on((volatile uint8_t *)0xffff888000000000UL, 0, 0) == -1 && errno == EFAULT,
+	       "a selector in the kernel direct map: EFAULT");
+	/* Above TASK_SIZE_MAX with 4- and with 5-level page tables (TCG's -cpu max has LA57). */
+	tap_ok(dispatch_on((volatile uint8_t *)0x0100000000000000UL, 0, 0) == -1 && errno == EFAULT,
+	       "a selector above the user address space: EFAULT");
+	tap_ok(dispatch_on((volatile uint8_t *)-1UL, 0, 0) == -1 && errno == EFAULT,
+	       "a selector at the last address: EFAULT");
+	tap_ok(prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0) == 0 &&
+	       cfg.flags == 0 && cfg.selector == 0, "refused selectors leave nothing registered");
+
+	tap_ok(exited_with(run_child(exec_self), 0),
+	       "execve with selector TRAP and a PROT_NOSYSCALL mapping: the new program starts clean");
+	tap_ok(make_setuid_copy() == 0, "a setuid-nobody copy of this test");
+	tap_ok(exited_with(run_child(exec_setuid), 0),
+	       "a setuid execve starts clean too");
+	unlink(setuid_path);
+
+	status = run_child(seccomp_sees_every_native_path);
+	tap_ok(exited_with(status, 0),
+	       "seccomp sees getppid on every native path: selector, range, VMA fallback (status 0x%x)",
+	       status);
+	return tap_done();
+}

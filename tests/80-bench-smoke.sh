@@ -1,0 +1,25 @@
+#!/bin/sh
+# perwine-bench once with few calls: it runs, fills every row and its CSV,
+# and its numbers are sane.  Never a timing assertion: only that every
+# row measured something and that each trap row costs more than a
+# native syscall (a trap is a syscall plus a signal delivery).
+. "${top_srcdir:-.}/tests/tap.sh"
+bench=${top_builddir:-.}/tests/bench/perwine-bench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tap_plan 6
+
+"$bench" 400 3 "$tmp/bench.csv" > "$tmp/out" 2>&1
+rc=$?
+sed 's/^/# /' "$tmp/out"
+tap_check "perwine-bench 400 3 exits 0 (got $rc)" test "$rc" -eq 0
+rows=$(grep -c '^"' "$tmp/bench.csv")
+tap_check "the CSV has 23 rows (got $rows)" test "$rows" -eq 23
+tap_check "every row has a positive ns per call and ratio" \
+	awk -F, 'NR > 1 && !($2 > 0 && $3 > 0) { bad = 1 } END { exit bad }' "$tmp/bench.csv"
+native=$(awk -F, '$1 == "\"native getppid\"" { print $2 }' "$tmp/bench.csv")
+tap_check "every trap row is slower than native getppid ($native ns)" \
+	awk -F, -v n="$native" '$1 ~ /^"trap:/ && !($2 > n) { bad = 1 } END { exit bad }' "$tmp/bench.csv"
+tap_check "the table reports the targets" grep -q '^targets (this run):$' "$tmp/out"
+tap_check "the table names the accelerator and kernel" \
+	grep -Eq "^perwine-bench: kernel $(uname -r), accel [a-z]+," "$tmp/out"
