@@ -25,6 +25,8 @@ set yrange [1:*]
 set ylabel "ns per call"
 set xtics rotate by -40 left noenhanced
 set key off
+set bmargin 13
+set rmargin 14
 set grid ytics
 plot "$csv" every ::1 using 2:xticlabels(1) lc rgb "#3b6ea8", \
      "" every ::1 using 0:(\$2 * 1.15):(sprintf("%.2fx", \$3)) with labels font ",7"

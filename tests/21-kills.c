@@ -78,23 +78,29 @@ static void recursive_trap(void)
 	_exit(3);
 }
 
+static const struct {
+	void (*child)(void);
+	int signal;
+	const char *what;
+} kills[] = {
+	{ bad_value, SIGSYS, "selector value 2 kills with SIGSYS" },
+	{ bad_value_255, SIGSYS, "selector value 255 kills with SIGSYS" },
+	{ unmapped_selector, SIGSEGV, "selector unmapped after registration kills with SIGSEGV" },
+	{ sigsys_blocked, SIGSYS, "trap with SIGSYS blocked kills with SIGSYS" },
+	{ sigsys_ignored, SIGSYS, "trap with SIGSYS ignored kills with SIGSYS" },
+	{ recursive_trap, SIGSYS, "trap inside the SIGSYS handler kills, no recursion" },
+};
+
 int main(void)
 {
-	int st;
+	const int n = sizeof(kills) / sizeof(kills[0]);
 
 	tap_require_perwine();
-	tap_plan(6);
-	st = run_child(bad_value);
-	tap_ok(killed_by(st, SIGSYS), "selector value 2 kills with SIGSYS (status %#x)", st);
-	st = run_child(bad_value_255);
-	tap_ok(killed_by(st, SIGSYS), "selector value 255 kills with SIGSYS (status %#x)", st);
-	st = run_child(unmapped_selector);
-	tap_ok(killed_by(st, SIGSEGV), "selector unmapped after registration kills with SIGSEGV (status %#x)", st);
-	st = run_child(sigsys_blocked);
-	tap_ok(killed_by(st, SIGSYS), "trap with SIGSYS blocked kills with SIGSYS (status %#x)", st);
-	st = run_child(sigsys_ignored);
-	tap_ok(killed_by(st, SIGSYS), "trap with SIGSYS ignored kills with SIGSYS (status %#x)", st);
-	st = run_child(recursive_trap);
-	tap_ok(killed_by(st, SIGSYS), "trap inside the SIGSYS handler kills, no recursion (status %#x)", st);
+	tap_plan(n);
+	for (int i = 0; i < n; i++) {
+		int st = run_child(kills[i].child);
+
+		tap_ok(killed_by(st, kills[i].signal), "%s (status %#x)", kills[i].what, st);
+	}
 	return tap_done();
 }

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Interplay: a seccomp filter still applies to what PER_WINE lets run
- * natively, and with SUD and PER_WINE both on, SUD decides first.
+ * Interplay: a seccomp filter still applies to everything PER_WINE lets
+ * run natively (selector NATIVE, the always-native range, no selector
+ * with a NOSYSCALL mapping elsewhere), and with SUD and PER_WINE both
+ * on, SUD decides first.
  */
 #include <stddef.h>
+#include <sys/mman.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include "tap.h"
 
-static void seccomp_child(void)
+static void filter_getppid_eperm(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -16,17 +19,37 @@ static void seccomp_child(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { .len = 4, .filter = f };
-	long r;
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
-		_exit(20);
-	dispatch_on(&test_sel, 0, 0);
-	set_perwine(1);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(30);
+}
+
+/* Under the filter, every path of PER_WINE that runs getppid gets EPERM. */
+static void seccomp_child(void)
+{
+	unsigned long ret_addr = (unsigned long)test_syscall_ret;
+
+	filter_getppid_eperm();
+	if (set_perwine(1) == -1)
+		_exit(31);
+	/* Selector NATIVE. */
+	if (dispatch_on(&test_sel, 0, 0) || test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
+		_exit(32);
+	/* Always-native range, selector TRAP. */
+	if (dispatch_on(&test_sel, ret_addr, 1))
+		_exit(33);
+	test_sel = PERWINE_TRAP;
+	if (test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
+		_exit(34);
 	test_sel = PERWINE_NATIVE;
-	r = test_syscall(SYS_getppid, 0, 0, 0);
-	_exit(r == -EPERM ? 0 : 21);
+	/* No selector at all, and a PROT_NOSYSCALL mapping elsewhere. */
+	if (dispatch_on(NULL, 0, 0) ||
+	    mmap(NULL, 4096, PROT_READ | PROT_NOSYSCALL, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED ||
+	    test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
+		_exit(35);
+	_exit(0);
 }
 
 static volatile char sud_sel;
@@ -66,7 +89,9 @@ int main(void)
 	tap_require_perwine();
 	tap_plan(2);
 	st = run_child(seccomp_child);
-	tap_ok(exited_with(st, 0), "seccomp EPERM for getppid applies when PER_WINE runs it natively (status %#x)", st);
+	tap_ok(exited_with(st, 0),
+	       "seccomp EPERM for getppid on every native path: selector, range, VMA fallback (status %#x)",
+	       st);
 	st = run_child(sud_first_child);
 	tap_ok(exited_with(st, 0), "SUD and PER_WINE both on: SUD decides first (status %#x)", st);
 	return tap_done();

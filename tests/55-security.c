@@ -2,8 +2,8 @@
 /*
  * Security properties: dispatch state belongs to one thread and cannot
  * be changed from outside it; selectors in kernel memory are refused;
- * nothing of it survives execve, setuid or not; and no path of PER_WINE
- * lets a syscall that runs skip seccomp.
+ * nothing of it survives execve, setuid or not.  (That no path of
+ * PER_WINE lets a syscall skip seccomp is 50-interplay's.)
  *
  *   55-security              run the tests
  *   55-security --exec-probe the program the tests execve: exits 0 when
@@ -15,8 +15,6 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 
 #include "tap.h"
 
@@ -117,47 +115,6 @@ static int make_setuid_copy(void)
 	return close(out);
 }
 
-static void filter_getppid_eperm(void)
-{
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
-		_exit(30);
-}
-
-/* Under the filter, every path of PER_WINE that runs getppid gets EPERM. */
-static void seccomp_sees_every_native_path(void)
-{
-	unsigned long ret_addr = (unsigned long)test_syscall_ret;
-
-	filter_getppid_eperm();
-	if (set_perwine(1) == -1)
-		_exit(31);
-	/* Selector NATIVE. */
-	if (dispatch_on(&test_sel, 0, 0) || test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
-		_exit(32);
-	/* Always-native range, selector TRAP. */
-	if (dispatch_on(&test_sel, ret_addr, 1))
-		_exit(33);
-	test_sel = PERWINE_TRAP;
-	if (test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
-		_exit(34);
-	test_sel = PERWINE_NATIVE;
-	/* No selector at all, and a PROT_NOSYSCALL mapping elsewhere. */
-	if (dispatch_on(NULL, 0, 0) ||
-	    mmap(NULL, 4096, PROT_READ | PROT_NOSYSCALL, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED ||
-	    test_syscall(SYS_getppid, 0, 0, 0) != -EPERM)
-		_exit(35);
-	_exit(0);
-}
-
 int main(int argc, char **argv)
 {
 	struct perwine_config cfg;
@@ -168,7 +125,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--exec-probe") == 0)
 		return exec_probe();
 	tap_require_perwine();
-	tap_plan(11);
+	tap_plan(10);
 	if (!realpath("/proc/self/exe", self_path)) {
 		printf("Bail out! realpath /proc/self/exe: %s\n", strerror(errno));
 		return 1;
@@ -210,9 +167,5 @@ int main(int argc, char **argv)
 	       "a setuid execve starts clean too");
 	unlink(setuid_path);
 
-	status = run_child(seccomp_sees_every_native_path);
-	tap_ok(exited_with(status, 0),
-	       "seccomp sees getppid on every native path: selector, range, VMA fallback (status 0x%x)",
-	       status);
 	return tap_done();
 }

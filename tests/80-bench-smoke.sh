@@ -14,7 +14,7 @@ rc=$?
 sed 's/^/# /' "$tmp/out"
 tap_check "perwine-bench 400 3 exits 0 (got $rc)" test "$rc" -eq 0
 rows=$(grep -c '^"' "$tmp/bench.csv")
-tap_check "the CSV has 23 rows (got $rows)" test "$rows" -eq 23
+tap_check "the CSV has 24 rows (got $rows)" test "$rows" -eq 24
 tap_check "every row has a positive ns per call and ratio" \
 	awk -F, 'NR > 1 && !($2 > 0 && $3 > 0) { bad = 1 } END { exit bad }' "$tmp/bench.csv"
 native=$(awk -F, '$1 == "\"native getppid\"" { print $2 }' "$tmp/bench.csv")
