@@ -1,5 +1,5 @@
 #!/bin/sh
-# The 20-line example builds with nothing but perwine.h and
+# The 22-line example builds with nothing but perwine.h and
 # `pkg-config --cflags --libs perwine` (here the uninstalled .pc of the
 # build tree; make installcheck does the same against the installed one)
 # and traps and emulates from a PROT_NOSYSCALL page and via the selector.

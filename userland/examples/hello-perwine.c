@@ -1,4 +1,4 @@
-/* libperwine in 20 lines: cc hello-perwine.c $(pkg-config --cflags --libs perwine) */
+/* libperwine in 22 lines: cc hello-perwine.c $(pkg-config --cflags --libs perwine) */
 #include <stdio.h>
 #include <unistd.h>
 #include <perwine.h>
