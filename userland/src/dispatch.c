@@ -36,16 +36,11 @@ static void *_Atomic dispatch_ctx;
 static struct kernel_sigaction previous;	/* the SIGSYS action before ours */
 static int installed;
 
-static long sigaction_raw_sig(int sig, const struct kernel_sigaction *act,
-			      struct kernel_sigaction *old)
+static long sigaction_raw(int sig, const struct kernel_sigaction *act,
+			  struct kernel_sigaction *old)
 {
 	return perwine_native_syscall(SYS_rt_sigaction, sig, (long)act, (long)old,
 				      sizeof(uint64_t), 0, 0);
-}
-
-static long sigaction_raw(const struct kernel_sigaction *act, struct kernel_sigaction *old)
-{
-	return sigaction_raw_sig(SIGSYS, act, old);
 }
 
 /* A SIGSYS that is no trap of ours: give it to whoever had SIGSYS before. */
@@ -57,7 +52,7 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		return;
 	if (previous.handler == SIG_DFL) {
 		/* Die of it, as if we had never been installed. */
-		sigaction_raw(&dfl, NULL);
+		sigaction_raw(SIGSYS, &dfl, NULL);
 		perwine_native_syscall(SYS_tgkill, perwine_native_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0),
 				perwine_native_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
 		return;
@@ -143,7 +138,7 @@ int perwine_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 
 	if (sig <= 0 || sig >= _NSIG || sig == SIGSYS || sig == SIGKILL || sig == SIGSTOP)
 		return -EINVAL;
-	ret = sigaction_raw_sig(sig, NULL, &kold);
+	ret = sigaction_raw(sig, NULL, &kold);
 	if (ret < 0)
 		return ret;
 	if (old) {
@@ -169,7 +164,7 @@ int perwine_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 		kact.flags = act->sa_flags | SA_SIGINFO | SA_RESTORER;
 		kact.restorer = perwine_restorer;
 	}
-	return sigaction_raw_sig(sig, &kact, NULL);
+	return sigaction_raw(sig, &kact, NULL);
 }
 
 const siginfo_t *perwine_trap_info(void)
@@ -190,7 +185,7 @@ int perwine_set_dispatcher(perwine_callback cb, void *ctx)
 	if (!cb) {
 		if (!installed)
 			return -ENOENT;
-		ret = sigaction_raw(&previous, NULL);
+		ret = sigaction_raw(SIGSYS, &previous, NULL);
 		if (ret < 0)
 			return ret;
 		installed = 0;
@@ -201,7 +196,7 @@ int perwine_set_dispatcher(perwine_callback cb, void *ctx)
 	atomic_store(&dispatch_cb, cb);
 	if (installed)
 		return 0;
-	ret = sigaction_raw(&act, &previous);
+	ret = sigaction_raw(SIGSYS, &act, &previous);
 	if (ret < 0)
 		return ret;
 	installed = 1;
