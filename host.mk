@@ -30,12 +30,15 @@ image: kernel rootfs
 	$(srcdir)/guest-image/make-image.sh "$$($(srcdir)/guest-image/build-rootfs.sh)" \
 		$(PERWINE_OUT)/kselftests-guest $(GUEST_IMAGE)
 
-# Boot, then always collect: the summary line is printed even when the
-# guest failed, and the target fails when either step did.
+# $(call run-guest,MODE,BZIMAGE,IMAGE): boot, then always collect, so
+# that the summary line is printed even when the guest failed; $$rc is
+# 1 when either step failed.
+run-guest = rc=0; \
+	$(srcdir)/guest-image/boot-guest.sh $(1) $(2) $(3) || rc=1; \
+	$(srcdir)/guest-image/collect-results.sh $(1) $(3) || rc=1
+
 vm-check vm-bench vm-distcheck: image
-	@rc=0; \
-	$(srcdir)/guest-image/boot-guest.sh $(@:vm-%=%) $(KERNEL_IMAGE) $(GUEST_IMAGE) || rc=1; \
-	$(srcdir)/guest-image/collect-results.sh $(@:vm-%=%) $(GUEST_IMAGE) || rc=1; \
+	@$(call run-guest,$(@:vm-%=%),$(KERNEL_IMAGE),$(GUEST_IMAGE)); \
 	if [ $@ = vm-bench ]; then \
 		$(srcdir)/guest-image/plot-bench.sh $(PERWINE_OUT)/results/bench/bench-results.csv \
 			$(PERWINE_OUT)/results/bench/bench.png || rc=1; \
@@ -58,7 +61,6 @@ image-debug: kernel-debug rootfs
 		$(PERWINE_OUT)/kselftests-debug $(DEBUG_GUEST_IMAGE)
 
 vm-check-debug: image-debug
-	@rc=0; export PERWINE_RUN_NAME=check-debug; \
-	$(srcdir)/guest-image/boot-guest.sh check $(DEBUG_KERNEL_IMAGE) $(DEBUG_GUEST_IMAGE) || rc=1; \
-	$(srcdir)/guest-image/collect-results.sh check $(DEBUG_GUEST_IMAGE) || rc=1; \
+	@export PERWINE_RUN_NAME=check-debug; \
+	$(call run-guest,check,$(DEBUG_KERNEL_IMAGE),$(DEBUG_GUEST_IMAGE)); \
 	exit $$rc
