@@ -30,15 +30,15 @@ image: kernel rootfs
 	$(srcdir)/guest-image/make-image.sh "$$($(srcdir)/guest-image/build-rootfs.sh)" \
 		$(PERWINE_OUT)/kselftests-guest $(GUEST_IMAGE)
 
-# $(call run-guest,MODE,BZIMAGE,IMAGE): boot, then always collect, so
+# $(call run_guest,MODE,BZIMAGE,IMAGE): boot, then always collect, so
 # that the summary line is printed even when the guest failed; $$rc is
 # 1 when either step failed.
-run-guest = rc=0; \
+run_guest = rc=0; \
 	$(srcdir)/guest-image/boot-guest.sh $(1) $(2) $(3) || rc=1; \
 	$(srcdir)/guest-image/collect-results.sh $(1) $(3) || rc=1
 
 vm-check vm-bench vm-distcheck: image
-	@$(call run-guest,$(@:vm-%=%),$(KERNEL_IMAGE),$(GUEST_IMAGE)); \
+	@$(call run_guest,$(@:vm-%=%),$(KERNEL_IMAGE),$(GUEST_IMAGE)); \
 	if [ $@ = vm-bench ]; then \
 		$(srcdir)/guest-image/plot-bench.sh $(PERWINE_OUT)/results/bench/bench-results.csv \
 			$(PERWINE_OUT)/results/bench/bench.png || rc=1; \
@@ -62,5 +62,5 @@ image-debug: kernel-debug rootfs
 
 vm-check-debug: image-debug
 	@export PERWINE_RUN_NAME=check-debug; \
-	$(call run-guest,check,$(DEBUG_KERNEL_IMAGE),$(DEBUG_GUEST_IMAGE)); \
+	$(call run_guest,check,$(DEBUG_KERNEL_IMAGE),$(DEBUG_GUEST_IMAGE)); \
 	exit $$rc
