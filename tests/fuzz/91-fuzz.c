@@ -29,7 +29,18 @@
 
 enum sel_kind { SEL_NONE, SEL_GOOD, SEL_RO_ZERO, SEL_UNREADABLE, SEL_BAD_VALUE, SEL_KERNEL, SEL_HIGH };
 
+struct model {
+	int wine;		/* personality type PER_WINE */
+	int on;			/* a config is registered */
+	int sel;		/* enum sel_kind */
+	int range_covers;	/* range holds test_syscall_ret */
+	unsigned long start, len;
+	unsigned long sel_addr;
+	int page_prot;
+};
+
 static struct shared {
+	struct model model;	/* the model before the last operation */
 	int expect_signal;	/* the one signal that may kill the child now */
 	int failed;
 	char why[256];
@@ -38,15 +49,7 @@ static struct shared {
 } *sh;
 
 /* The model of the child's state. */
-static struct {
-	int wine;		/* personality type PER_WINE */
-	int on;			/* a config is registered */
-	enum sel_kind sel;
-	int range_covers;	/* range holds test_syscall_ret */
-	unsigned long start, len;
-	unsigned long sel_addr;
-	int page_prot;
-} m;
+static struct model m;
 
 static unsigned long long rng;
 static uint8_t *ro_zero, *bad_value, *unreadable, *page;
@@ -296,7 +299,30 @@ static void op_raw(void)
 static void (*const ops[])(void) = { op_on, op_off, op_get, op_bad_op, op_personality,
 				     op_protect, op_mmap, op_raw, op_raw };
 
-static void episode(void)
+/* splitmix64: each episode its own stream, not a shifted copy of the last one. */
+static unsigned long long seed_of(unsigned long long seed, long episode)
+{
+	unsigned long long z = seed + 0x9e3779b97f4a7c15ULL * (unsigned long long)(episode + 1);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (z ^ (z >> 31)) | 1;
+}
+
+/* Every fourth episode starts deadly, so that the kill path is always covered. */
+static void start_deadly(long n)
+{
+	logf_("start deadly: PER_WINE, selector kind %ld", n & 4 ? SEL_UNREADABLE : SEL_BAD_VALUE, 0, 0);
+	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, sel_address(n & 4 ? SEL_UNREADABLE : SEL_BAD_VALUE), 0, 0))
+		fail("deadly ON", -errno, 0);
+	m.on = 1;
+	m.sel = n & 4 ? SEL_UNREADABLE : SEL_BAD_VALUE;
+	m.sel_addr = sel_address(m.sel);
+	personality(PER_WINE);
+	m.wine = 1;
+}
+
+static void episode(long n)
 {
 	static const unsigned char stub[] = { 0x48, 0x89, 0xf8, 0x0f, 0x05, 0xc3 };
 	struct sigaction sa;
@@ -309,15 +335,22 @@ static void episode(void)
 	memcpy(page, stub, sizeof(stub));
 	mprotect(page, PAGE, PROT_READ | PROT_EXEC);
 	m.page_prot = PROT_READ | PROT_EXEC;
+	if (n % 4 == 3)
+		start_deadly(n);
 	for (int i = 0; i < EPISODE; i++) {
 		void (*op)(void) = ops[pick(sizeof(ops) / sizeof(ops[0]))];
 
 		/* In a deadly state, the next syscall of this thread must kill it. */
 		sh->expect_signal = hazard();
+		sh->model = m;
 		op();
 		if (sh->expect_signal)
 			fail("survived a syscall with a deadly selector (signal)", 0, sh->expect_signal);
 	}
+	/* The exit_group is a syscall too. */
+	sh->expect_signal = hazard();
+	sh->model = m;
+	logf_("_exit(0)", 0, 0, 0);
 	_exit(0);
 }
 
@@ -340,7 +373,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	*bad_value = 2;
-	rng = seed * 2654435761ULL + 1;
 
 	for (long done = 0; ok && done < total; episodes++) {
 		memset(sh, 0, sizeof(*sh));
@@ -350,9 +382,9 @@ int main(int argc, char **argv)
 
 		if (pid == 0) {
 			alarm(30);
-			episode();
+			rng = seed_of(seed, episodes);
+			episode(episodes);
 		}
-		next();	/* each episode's child continues from a different state */
 		waitpid(pid, &status, 0);
 		done += sh->ops;
 		if (WIFSIGNALED(status) && WTERMSIG(status) == sh->expect_signal && sh->expect_signal) {
@@ -364,7 +396,11 @@ int main(int argc, char **argv)
 		ok = 0;
 		printf("# episode %ld: %s\n", episodes,
 		       sh->failed ? sh->why : WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exit");
-		printf("# expected signal %d; last operations, oldest first:\n", sh->expect_signal);
+		printf("# expected signal %d; model before the last operation: wine %d, on %d, selector kind %d "
+		       "at %#lx, range %#lx+%lu, page prot %#x\n", sh->expect_signal, sh->model.wine,
+		       sh->model.on, sh->model.sel, sh->model.sel_addr, sh->model.start, sh->model.len,
+		       sh->model.page_prot);
+		printf("# last operations, oldest first:\n");
 		for (unsigned long i = sh->ops > LOG ? sh->ops - LOG : 0; i < sh->ops; i++)
 			printf("#   %lu: %s\n", i, sh->log[i % LOG]);
 	}
