@@ -7,7 +7,7 @@ export PERWINE_OUT
 KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
-.PHONY: help kernel rootfs image vm-check vm-bench vm-distcheck vm-shell \
+.PHONY: help kernel rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
 	kernel-debug image-debug vm-check-debug
 
 help:
@@ -16,6 +16,10 @@ help:
 	@echo "  make vm-check      run the whole test suite (./configure && make check) in the guest"
 	@echo "  make vm-distcheck  run make distcheck in the guest"
 	@echo "  make vm-shell      interactive guest shell on the serial console"
+	@echo "  make vm-run CMD='...'  run a command in the guest (libperwine installed);"
+	@echo "                     PERWINE_SHARE=DIR shares DIR read-write at /mnt/share"
+	@echo "  make vm-check TESTS='tests/30-vma ...'  run only those tests"
+	@echo "  PERWINE_EXTRA_PACKAGES='pkg ...'  more Debian packages in the guest"
 	@echo "  make vm-check-debug  the whole suite on a KASAN/PROVE_LOCKING/DEBUG_VM kernel"
 	@echo "  make kernel        build the patched guest kernel only"
 	@echo "  make image         build the guest disk image only"
@@ -29,6 +33,12 @@ rootfs:
 image: kernel rootfs
 	$(srcdir)/guest-image/make-image.sh "$$($(srcdir)/guest-image/build-rootfs.sh)" \
 		$(PERWINE_OUT)/kselftests-guest $(GUEST_IMAGE)
+
+# make vm-check TESTS='tests/30-vma ...' runs only those tests.  Only a
+# TESTS from the command line or the environment counts: after
+# configure, automake's own TESTS (the whole suite) is defined here too.
+PERWINE_TESTS := $(if $(filter command line environment,$(origin TESTS)),$(TESTS))
+export PERWINE_TESTS
 
 # $(call run_guest,MODE,BZIMAGE,IMAGE): boot, then always collect, so
 # that the summary line is printed even when the guest failed; $$rc is
@@ -47,6 +57,14 @@ vm-check vm-bench vm-distcheck: image
 
 vm-shell: image
 	$(srcdir)/guest-image/boot-guest.sh shell $(KERNEL_IMAGE) $(GUEST_IMAGE)
+
+# make vm-run CMD='...': the command's output, then its status (make
+# itself can only exit 0 or 2; guest-image/vm-run.sh exits with it).
+# The arguments are checked before anything is built.
+vm-run:
+	@PERWINE_CMD="$(CMD)" $(srcdir)/guest-image/vm-run.sh --check
+	@$(MAKE) --no-print-directory image
+	@PERWINE_CMD="$(CMD)" $(srcdir)/guest-image/vm-run.sh $(KERNEL_IMAGE) $(GUEST_IMAGE)
 
 # The debug kernel: the same series with KASAN, PROVE_LOCKING,
 # DEBUG_ATOMIC_SLEEP and DEBUG_VM, in its own object dir and image.

@@ -7,6 +7,8 @@
 # PERWINE_RUN_NAME (default MODE) names the results dir, as for boot-guest.sh.
 # Exits non-zero when a test failed, the guest did not finish its job,
 # or its kernel log has a BUG/WARNING/Oops/general protection/KASAN line.
+# In run mode it prints the command's output instead of a summary and
+# exits with the command's status.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -42,9 +44,40 @@ if grep -E -H -n "$pattern" "$dest/dmesg.txt" "$serial" 2>/dev/null > "$dest/ker
 	bad=1
 fi
 
+# run mode: the command's output and status are the result.
+if [ "$mode" = run ]; then
+	cat "$dest/cmd.stdout" 2>/dev/null || true
+	cat "$dest/cmd.stderr" >&2 2>/dev/null || true
+	if [ ! -f "$dest/cmd-status" ]; then
+		say "the command never ran; see $serial and $dest"
+		exit 1
+	fi
+	status=$(cat "$dest/cmd-status")
+	[ "$bad" -eq 0 ] || { say "run failed; logs: $PERWINE_OUT/logs, results: $dest"; exit 1; }
+	[ "$status" -eq 0 ] || say "the command exited with status $status (serial log: $serial)"
+	exit "$status"
+fi
+
+# bench mode: the CSV goes where plot-bench.sh and the README expect
+# it, and the last line says what ran: the benchmark's own summary and
+# each demo's.
+if [ "$mode" = bench ]; then
+	find "$dest" -name '*.csv' -exec cp {} "$dest/" \; 2>/dev/null || true
+	log=$dest/make-bench.log
+	demos=$(grep -E '^(nt-dispatch|mini-ntdll): .*[0-9]' "$log" 2>/dev/null | paste -sd ';' -)
+	summary=$(grep -E '^bench: ' "$log" 2>/dev/null | tail -n 1)
+	if [ -z "$summary" ]; then
+		say "the benchmark printed no summary line; see $log"
+		bad=1
+	fi
+	[ "$bad" -eq 0 ] || say "run failed; logs: $PERWINE_OUT/logs, results: $dest"
+	echo "vm-bench: ${summary:-bench: did not finish}; demos: ${demos:-none ran}"
+	exit "$bad"
+fi
+
 passed=0 failed=0 skipped=0
-shopt -s nullglob
-for trs in "$dest"/*.trs; do
+mapfile -t trs_files < <(find "$dest" -name '*.trs' | sort)
+for trs in "${trs_files[@]}"; do
 	while read -r _ result; do
 		case $result in
 		PASS | XFAIL) passed=$((passed + 1)) ;;
@@ -58,14 +91,14 @@ if [ "$mode" = check ] && [ $((passed + failed)) -eq 0 ]; then
 	bad=1
 fi
 if [ "$failed" -gt 0 ]; then
-	say "failed tests (details in $dest/test-suite.log):"
-	grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' "$dest"/*.trs | sed 's|.*/|  |; s|\.trs$||' >&2
+	say "failed tests (details in $(find "$dest" -name test-suite.log | head -n 1)):"
+	grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' "${trs_files[@]}" | sed "s|^$dest/||; s|^|  |; s|\.trs$||" >&2
 fi
 # The guest has every kernel feature and kselftest: a skip there means
 # something is missing, so it fails the run instead of hiding.
 if [ "$skipped" -gt 0 ]; then
 	say "$skipped test cases skipped in the guest:"
-	grep -l '^:test-result: SKIP' "$dest"/*.trs | sed 's|.*/|  |; s|\.trs$||' >&2
+	grep -l '^:test-result: SKIP' "${trs_files[@]}" | sed "s|^$dest/||; s|^|  |; s|\.trs$||" >&2
 	bad=1
 fi
 [ "$bad" -eq 0 ] || say "run failed; logs: $PERWINE_OUT/logs, results: $dest"

@@ -4,8 +4,10 @@
 # source tree in /root/perwine, leaves its results in /results and
 # reboots (QEMU runs with -no-reboot, so that ends the VM).
 #
-# Modes: check (./configure && make check), bench (demo + benchmark
-# table), distcheck, shell (interactive).
+# Modes: check (./configure && make check, or the subset of tests the
+# host passed), bench (demo + benchmark table), distcheck, run (install
+# libperwine, run the host's command), shell (interactive).  A host
+# folder shared with 9p (tag "perwine") is mounted at /mnt/share.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=${TERM:-vt100}
@@ -21,10 +23,28 @@ mount -o remount,rw /
 hostname perwine-guest
 ulimit -c 0
 
-mode=check
+mode=check clock=wall
 for arg in $(cat /proc/cmdline); do
-	case $arg in perwine.mode=*) mode=${arg#perwine.mode=} ;; esac
+	case $arg in
+	perwine.mode=*) mode=${arg#perwine.mode=} ;;
+	perwine.clock=*) clock=${arg#perwine.clock=} ;;
+	esac
 done
+# The benchmark's unit: guest instructions (QEMU -icount) or nanoseconds.
+export PERWINE_BENCH_CLOCK=$clock
+# This kernel has perwine: a test that would skip for lack of it fails.
+export PERWINE_REQUIRE=1
+
+# What the host passed through QEMU's firmware config, if anything.
+fw_cfg() {
+	cat "/sys/firmware/qemu_fw_cfg/by_name/opt/perwine/$1/raw" 2>/dev/null
+}
+
+if grep -qx perwine /sys/bus/virtio/drivers/9pnet_virtio/*/mount_tag 2>/dev/null; then
+	mkdir -p /mnt/share
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 perwine /mnt/share ||
+		echo "perwine-guest: could not mount the shared folder"
+fi
 
 results=/results
 rm -rf "$results"
@@ -50,7 +70,14 @@ prepare() {
 		autoreconf -fi > "$results/autoreconf.log" 2>&1 || return 1
 	fi
 	rm -rf /root/build && mkdir -p /root/build && cd /root/build || return 1
-	/root/perwine/configure > "$results/configure.log" 2>&1 || return 1
+	/root/perwine/configure --enable-werror > "$results/configure.log" 2>&1 || return 1
+}
+
+# Keep every test's log and TAP result with its path, the harness
+# summary test-suite.log and the benchmark's CSV.
+keep_results() {
+	(cd /root/build && find . \( -name '*.log' -o -name '*.trs' -o -name '*.csv' \) \
+		! -name config.log -print0 | xargs -0r cp --parents -t "$results/tests") 2>/dev/null
 }
 
 case $mode in
@@ -59,17 +86,40 @@ shell)
 	setsid sh -c 'exec bash -i </dev/ttyS0 >/dev/ttyS0 2>&1'
 	finish shell
 	;;
+run)
+	# libperwine installed under /usr/local, as a user's build would find it.
+	if ! prepare || ! make -j"$(nproc)" install > "$results/install.log" 2>&1; then
+		tail -n 40 "$results"/*.log
+		finish install-failed
+	fi
+	ldconfig
+	cd /mnt/share 2>/dev/null || cd /root
+	echo "perwine-guest: running the command in $(pwd)"
+	bash -c "$(fw_cfg cmd)" </dev/null >"$results/cmd.stdout" 2>"$results/cmd.stderr"
+	echo $? > "$results/cmd-status"
+	sync
+	finish ok
+	;;
 check | distcheck | bench)
 	if ! prepare; then
 		tail -n 40 "$results"/*.log
 		finish configure-failed
 	fi
-	make -j"$(nproc)" "$mode" > "$results/make-$mode.log" 2>&1
+	tests=$(fw_cfg tests | tr '\n' ' ')
+	if [ "$mode" = check ] && [ -n "$tests" ]; then
+		echo "perwine-guest: running only $tests"
+		make -j"$(nproc)" check TESTS="$tests" > "$results/make-$mode.log" 2>&1
+	elif [ "$mode" = bench ] && [ "$clock" = icount ]; then
+		# Instruction counts do not vary: few calls and rounds suffice.
+		make -j"$(nproc)" bench BENCH_ITERATIONS=2000 BENCH_ROUNDS=3 \
+			> "$results/make-$mode.log" 2>&1
+	else
+		make -j"$(nproc)" "$mode" > "$results/make-$mode.log" 2>&1
+	fi
 	rc=$?
 	cat "$results/make-$mode.log"
-	# Keep every test's log and TAP result, and the harness summary.
-	find /root/build/tests \( -name '*.log' -o -name '*.trs' -o -name '*.csv' \) \
-		-exec cp {} "$results/" \; 2>/dev/null
+	mkdir -p "$results/tests"
+	keep_results
 	if [ "$rc" -eq 0 ]; then finish ok; else finish "make-$mode-failed"; fi
 	;;
 *)

@@ -2,10 +2,12 @@
 # Step 1 of the kernel build: unpack Debian's linux-source-6.1 outside
 # the repo and bring it to exactly kernel/patches/series applied.
 #
-# The tree lives in $PERWINE_CACHE/kernel/<version>/ and is reused: when
-# the series changes, only the files the old series touched are put back
-# from the tarball before the new series is applied, so make rebuilds
-# just what the patches touch.  Prints the tree's path on stdout.
+# The tree lives in $PERWINE_CACHE/kernel/<version>/ and is reused.  When
+# the series changes, the new series is applied to pristine copies of
+# the files either series touches, in a scratch dir, and only the files
+# whose result differs are written into the tree: the others keep their
+# mtime, so a one-line change to a patch rebuilds only what includes the
+# file it changes.  Prints the tree's path on stdout.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -19,40 +21,70 @@ series=$series_dir/series
 version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || stat -c %Y "$KERNEL_TARBALL")
 base=$PERWINE_CACHE/kernel/$version
 tree=$base/linux-source-6.1
+pristine=$base/pristine/linux-source-6.1
 mkdir -p "$base"
 
+# Two copies of the tarball: the tree we build, and the pristine files
+# each series is applied to.
 if [ ! -f "$base/.unpacked" ]; then
-	rm -rf "$tree"
-	say "unpacking $KERNEL_TARBALL into $base"
+	rm -rf "$tree" "$base/.applied-files" "$base/.applied-hash"
+	say "unpacking $KERNEL_TARBALL into $base (once)"
 	tar -C "$base" -xf "$KERNEL_TARBALL"
 	touch "$base/.unpacked"
+fi
+if [ ! -d "$pristine" ]; then
+	say "unpacking a pristine copy into $base/pristine (once)"
+	rm -rf "$base/pristine" "$base/pristine.tmp"
+	mkdir -p "$base/pristine.tmp"
+	tar -C "$base/pristine.tmp" -xf "$KERNEL_TARBALL"
+	mv "$base/pristine.tmp" "$base/pristine"
 fi
 
 mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series")
 want=$(cd "$series_dir" && cat series "${patches[@]}" | sha256sum | cut -c1-16)
 have=$(cat "$base/.applied-hash" 2>/dev/null || true)
+[ "$want" = "$have" ] && { echo "$tree"; exit 0; }
 
-if [ "$want" != "$have" ]; then
-	# Put back every file the previously applied series touched.
-	if [ -s "$base/.applied-files" ]; then
-		say "reverting the previous series"
-		mapfile -t old < "$base/.applied-files"
-		rm -f "${old[@]/#/$tree/}"
-		# Files the series created are not in the tarball: tar says so.
-		tar -C "$base" -xf "$KERNEL_TARBALL" "${old[@]/#/linux-source-6.1/}" 2>/dev/null || true
-		# Fresh mtimes, so make sees the reverted files as changed.
-		(cd "$tree" && touch -c "${old[@]}")
+# The files the new series touches, and those the old one did.
+scratch=$(mktemp -d "$base/apply.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+for p in "${patches[@]}"; do
+	[ -f "$series_dir/$p" ] || die "series names $p, which is not in $series_dir"
+	grep -E '^\+\+\+ b/' "$series_dir/$p" | sed -e 's|^+++ b/||' -e 's/[[:space:]].*$//'
+done | sort -u > "$scratch/new-files"
+sort -u "$base/.applied-files" 2>/dev/null > "$scratch/old-files" || : > "$scratch/old-files"
+sort -u "$scratch/new-files" "$scratch/old-files" > "$scratch/all-files"
+
+# Apply the new series to pristine copies of every file involved.
+mkdir -p "$scratch/tree"
+while IFS= read -r f; do
+	if [ -e "$pristine/$f" ]; then
+		mkdir -p "$scratch/tree/$(dirname "$f")"
+		cp -p "$pristine/$f" "$scratch/tree/$f"
 	fi
-	: > "$base/.applied-files"
-	rm -f "$base/.applied-hash"
-	for p in "${patches[@]}"; do
-		say "applying $p"
-		grep -E '^\+\+\+ b/' "$series_dir/$p" | sed -e 's|^+++ b/||' -e 's/[[:space:]].*$//' \
-			>> "$base/.applied-files"
-		patch -d "$tree" -p1 -s -N --no-backup-if-mismatch < "$series_dir/$p" ||
-			die "$p does not apply to $tree"
-	done
-	sort -u -o "$base/.applied-files" "$base/.applied-files"
-	echo "$want" > "$base/.applied-hash"
-fi
+done < "$scratch/all-files"
+for p in "${patches[@]}"; do
+	say "applying $p"
+	patch -d "$scratch/tree" -p1 -s -N --no-backup-if-mismatch < "$series_dir/$p" ||
+		die "$p does not apply to linux-source-$version"
+done
+
+# Write into the tree only what differs; drop files no series makes.
+changed=0
+while IFS= read -r f; do
+	if [ -e "$scratch/tree/$f" ]; then
+		if ! cmp -s "$scratch/tree/$f" "$tree/$f"; then
+			mkdir -p "$tree/$(dirname "$f")"
+			cp "$scratch/tree/$f" "$tree/$f"
+			touch "$tree/$f"
+			changed=$((changed + 1))
+		fi
+	elif [ -e "$tree/$f" ]; then
+		rm -f "$tree/$f"
+		changed=$((changed + 1))
+	fi
+done < "$scratch/all-files"
+say "series applied: $changed files changed in $tree"
+cp "$scratch/new-files" "$base/.applied-files"
+echo "$want" > "$base/.applied-hash"
 echo "$tree"
