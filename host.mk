@@ -63,7 +63,7 @@ vm-shell: image
 # The arguments are checked before anything is built.
 vm-run:
 	@PERWINE_CMD="$(CMD)" $(srcdir)/guest-image/vm-run.sh --check
-	@$(MAKE) --no-print-directory image
+	@$(MAKE) --no-print-directory -s image >&2
 	@PERWINE_CMD="$(CMD)" $(srcdir)/guest-image/vm-run.sh $(KERNEL_IMAGE) $(GUEST_IMAGE)
 
 # The debug kernel: the same series with KASAN, PROVE_LOCKING,

@@ -62,6 +62,19 @@ static inline void tap_require_perwine(void)
 	}
 }
 
+/* The same for ABI v2 (PR_WINE_DISPATCH_SET): SET with all zero is OFF. */
+static inline void tap_require_perwine_v2(void)
+{
+	struct perwine_config off;
+
+	tap_require_perwine();
+	memset(&off, 0, sizeof(off));
+	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, &off, sizeof(off), 0) != 0) {
+		printf("1..0 # SKIP kernel without PR_WINE_DISPATCH_SET, ABI v2 (%s)\n", strerror(errno));
+		exit(0);
+	}
+}
+
 /* Run fn in a forked child; returns its wait status. */
 static inline int run_child(void (*fn)(void))
 {

@@ -168,14 +168,23 @@ static void op_get(void)
 {
 	static const long sizes[] = { sizeof(struct perwine_config), 0, sizeof(struct perwine_config) - 1,
 				      sizeof(struct perwine_config) + 8 };
+	/* GET takes any size >= 32 (ABI v2) and zero-fills past the struct. */
+	struct {
+		struct perwine_config cfg;
+		uint64_t tail;
+	} buf;
 	struct perwine_config cfg;
 	long size = sizes[pick(4)], arg5 = pick(5) == 0, ret, want;
 	int ptr = pick(4);	/* 0: NULL, 1: kernel, else good */
-	void *p = ptr == 0 ? NULL : ptr == 1 ? (void *)0xffffffff81000000UL : &cfg;
+	void *p = ptr == 0 ? NULL : ptr == 1 ? (void *)0xffffffff81000000UL : &buf;
 
 	logf_("GET size %ld ptr %ld arg5 %ld", size, ptr, arg5);
+	memset(&buf, 0xa5, sizeof(buf));
 	ret = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, p, size, arg5);
-	want = size != sizeof(cfg) || arg5 ? -EINVAL : ptr < 2 ? -EFAULT : 0;
+	want = size < (long)sizeof(cfg) || arg5 ? -EINVAL : ptr < 2 ? -EFAULT : 0;
+	cfg = buf.cfg;
+	if (want == 0 && size > (long)sizeof(cfg) && buf.tail != 0)
+		fail("GET zero-fills past the struct", (long)buf.tail, 0);
 	if (result(ret) != want)
 		fail("PR_WINE_DISPATCH_GET", result(ret), want);
 	if (want == 0 && (cfg.selector != m.sel_addr || cfg.start != m.start || cfg.len != m.len ||
@@ -185,7 +194,7 @@ static void op_get(void)
 
 static void op_bad_op(void)
 {
-	static const long ops[] = { 3, 4, -1, 0x1000 };
+	static const long ops[] = { 4, 5, -1, 0x1000 };	/* 3 is SET */
 	long op = ops[pick(4)], ret;
 
 	logf_("prctl op %ld", op, 0, 0);

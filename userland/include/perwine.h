@@ -54,6 +54,28 @@ struct perwine_config {
 };
 #endif /* PR_WINE_DISPATCH */
 
+/* ABI v2: the size-versioned SET, and the flags it takes. */
+#ifndef PR_WINE_DISPATCH_SET
+#define PR_WINE_DISPATCH_SET	3
+#endif
+#ifndef PERWINE_FLAG_ON
+#define PERWINE_FLAG_ON		0x1
+#endif
+#ifndef PERWINE_FLAG_SIGNAL_NATIVE
+#define PERWINE_FLAG_SIGNAL_NATIVE	0x2	/* the selector follows signal delivery */
+#endif
+#ifndef PERWINE_CONFIG_SIZE_VER0
+#define PERWINE_CONFIG_SIZE_VER0	32	/* sizeof(struct perwine_config), v1 */
+#endif
+
+/*
+ * With PERWINE_FLAG_SIGNAL_NATIVE, a signal frame's uc_flags carries the
+ * selector byte the handler interrupted (UC_PERWINE_SELECTOR and
+ * UC_PERWINE_SELECTOR_SHIFT in a patched kernel's asm/ucontext.h).
+ */
+#define PERWINE_UC_SELECTOR		0x100
+#define PERWINE_UC_SELECTOR_SHIFT	16
+
 /* mmap/mprotect/pkey_mprotect: syscalls from these pages trap (x86-64). */
 #ifndef PROT_NOSYSCALL
 #define PROT_NOSYSCALL		0x40

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ABI v2 PERWINE_FLAG_SIGNAL_NATIVE: at signal delivery the kernel saves
+ * the selector in the frame's uc_flags and stores NATIVE; rt_sigreturn
+ * puts the saved byte back, and a handler may change it.  Each check
+ * has a negative control: the same process with v1 behaviour (the flag
+ * off), showing where it breaks.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include "tap.h"
+
+#define TAP_POINTS 25
+
+/* The shared page tells the parent what a child saw. */
+struct seen {
+	int handler_ran;	/* the handler was entered */
+	int sel_in_handler;	/* the selector while it ran */
+	int saved;		/* the byte its frame carries, -1: none */
+	long handler_call;	/* its raw getppid() result */
+	int traps;		/* SIGSYS traps counted */
+	int trap_nr;		/* si_syscall of the last one */
+	int sel_after;		/* the selector after the handler returned */
+	int nested_saved;	/* the nested handler's frame byte */
+	int nested_sel_after;	/* the selector after the nested one returned */
+	int gid_after;		/* the spinning thread's gid after setgid() */
+};
+static struct seen *seen;
+static unsigned int config_flags;
+static volatile int stop_spinning;
+
+static int saved_byte(ucontext_t *uc)
+{
+	return uc->uc_flags & PERWINE_UC_SELECTOR ?
+	       (int)((uc->uc_flags >> PERWINE_UC_SELECTOR_SHIFT) & 0xff) : -1;
+}
+
+static void set_saved_byte(ucontext_t *uc, uint8_t value)
+{
+	uc->uc_flags &= ~(0xfful << PERWINE_UC_SELECTOR_SHIFT);
+	uc->uc_flags |= (unsigned long)value << PERWINE_UC_SELECTOR_SHIFT;
+}
+
+static int enable(unsigned int flags)
+{
+	struct perwine_config cfg = { .selector = (uintptr_t)&test_sel, .flags = flags };
+
+	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, &cfg, sizeof(cfg), 0))
+		return -errno;
+	set_perwine(1);
+	return 0;
+}
+
+/* A SIGSYS recorder that leaves the selector alone. */
+static void count_sigsys(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	seen->traps++;
+	seen->trap_nr = si->si_syscall;
+	uc->uc_mcontext.gregs[REG_RAX] = 42;
+	/* v1: let this handler's own sigreturn run natively. */
+	if (!(config_flags & PERWINE_FLAG_SIGNAL_NATIVE))
+		test_sel = PERWINE_NATIVE;
+}
+
+/* A plain handler that knows nothing of perwine. */
+static void plain_alarm(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	seen->sel_in_handler = test_sel;
+	seen->saved = saved_byte(ucv);
+	seen->handler_call = test_syscall(SYS_getppid, 0, 0, 0);
+	seen->handler_ran = 1;
+	stop_spinning = 1;
+}
+
+static void install(int sig, void (*fn)(int, siginfo_t *, void *))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(sig, &sa, NULL);
+}
+
+/* Spin at TRAP, with no syscall, until a handler stops us. */
+static void spin_at_trap(void)
+{
+	struct itimerval it = { .it_value.tv_usec = 20000 };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+	test_sel = PERWINE_TRAP;
+	while (!stop_spinning)
+		;
+	seen->sel_after = test_sel;
+	test_sel = PERWINE_NATIVE;
+}
+
+static void alarm_interrupts_trap(void)
+{
+	install(SIGSYS, count_sigsys);
+	install(SIGALRM, plain_alarm);
+	if (enable(config_flags))
+		_exit(3);
+	spin_at_trap();
+	_exit(0);
+}
+
+/* The trap's own SIGSYS: the handler runs NATIVE and may pick the state after it. */
+static void sigsys_keep(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	seen->sel_in_handler = test_sel;
+	seen->saved = saved_byte(ucv);
+	seen->handler_call = test_syscall(SYS_getppid, 0, 0, 0);
+	((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RAX] = 7;
+}
+
+static void sigsys_redirect(int sig, siginfo_t *si, void *ucv)
+{
+	sigsys_keep(sig, si, ucv);
+	set_saved_byte(ucv, PERWINE_NATIVE);
+}
+
+static void nested_inner(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	seen->nested_saved = saved_byte(ucv);
+}
+
+/*
+ * The outer handler arms a CPU-time timer and spins, NATIVE as the
+ * kernel left it, until the inner signal has come and gone.
+ */
+static volatile int inner_done;
+
+static void nested_inner_done(int sig, siginfo_t *si, void *ucv)
+{
+	nested_inner(sig, si, ucv);
+	inner_done = 1;
+}
+
+static void alarm_then_nested(int sig, siginfo_t *si, void *ucv)
+{
+	struct itimerval it = { .it_value.tv_usec = 10000 };
+
+	seen->sel_in_handler = test_sel;
+	seen->saved = saved_byte(ucv);
+	setitimer(ITIMER_VIRTUAL, &it, NULL);
+	while (!inner_done)
+		;
+	seen->nested_sel_after = test_sel;
+	seen->handler_ran = 1;
+	stop_spinning = 1;
+	(void)sig;
+	(void)si;
+}
+
+static void nested_signals(void)
+{
+	install(SIGSYS, count_sigsys);
+	install(SIGALRM, alarm_then_nested);
+	install(SIGVTALRM, nested_inner_done);
+	if (enable(PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE))
+		_exit(3);
+	spin_at_trap();
+	_exit(0);
+}
+
+/* A trap's own SIGSYS, with a handler that makes a raw syscall. */
+static void trap_with(void (*fn)(int, siginfo_t *, void *))
+{
+	long r;
+
+	install(SIGSYS, fn);
+	if (enable(config_flags))
+		_exit(3);
+	test_sel = PERWINE_TRAP;
+	r = test_syscall(SYS_getpid, 0, 0, 0);
+	seen->sel_after = test_sel;
+	test_sel = PERWINE_NATIVE;
+	_exit(r == 7 ? 0 : 5);
+}
+
+static void trap_keep(void)
+{
+	trap_with(sigsys_keep);
+}
+
+static void trap_redirect(void)
+{
+	trap_with(sigsys_redirect);
+}
+
+/* glibc's SIGSETXID handler runs in a thread that spins at TRAP. */
+static volatile int spinner_ready;
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	install(SIGSYS, count_sigsys);
+	if (enable(config_flags))
+		_exit(3);
+	test_sel = PERWINE_TRAP;
+	spinner_ready = 1;
+	while (!stop_spinning)
+		;
+	test_sel = PERWINE_NATIVE;
+	seen->gid_after = (int)syscall(SYS_getgid);
+	return NULL;
+}
+
+static void setxid_broadcast(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, spinner, NULL);
+	while (!spinner_ready)
+		;
+	if (setgid(4242) != 0)
+		_exit(4);
+	stop_spinning = 1;
+	pthread_join(t, NULL);
+	_exit(0);
+}
+
+/* The selector page turns read-only or unreadable under a spinning thread. */
+static uint8_t *sel_page;
+static int sel_page_prot;
+
+static void page_alarm(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	(void)ucv;
+	seen->handler_ran = 1;
+	stop_spinning = 1;
+}
+
+static void *protect_later(void *arg)
+{
+	(void)arg;
+	usleep(10000);
+	mprotect(sel_page, 4096, sel_page_prot);
+	return NULL;
+}
+
+static void selector_page_lost(void)
+{
+	struct perwine_config cfg;
+	struct itimerval it = { .it_value.tv_usec = 50000 };
+	pthread_t t;
+
+	sel_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	install(SIGALRM, page_alarm);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.selector = (uintptr_t)sel_page;
+	cfg.flags = config_flags;
+	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, &cfg, sizeof(cfg), 0))
+		_exit(3);
+	pthread_create(&t, NULL, protect_later, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	set_perwine(1);
+	while (!stop_spinning)
+		;
+	_exit(0);
+}
+
+static int run_with(void (*fn)(void), unsigned int flags)
+{
+	memset(seen, 0, sizeof(*seen));
+	seen->saved = seen->nested_saved = -2;
+	inner_done = 0;
+	config_flags = flags;
+	stop_spinning = 0;
+	return run_child(fn);
+}
+
+int main(void)
+{
+	const unsigned int v1 = PERWINE_FLAG_ON, v2 = PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE;
+	long self = getpid();
+	int st;
+
+	tap_require_perwine_v2();
+	tap_plan(TAP_POINTS);
+	seen = mmap(NULL, sizeof(*seen), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	/* A plain SIGALRM handler interrupting code at TRAP. */
+	st = run_with(alarm_interrupts_trap, v2);
+	tap_ok(exited_with(st, 0) && seen->handler_ran, "SIGNAL_NATIVE: a plain handler interrupts TRAP code");
+	tap_ok(seen->sel_in_handler == PERWINE_NATIVE, "the handler runs with the selector NATIVE (%d)",
+	       seen->sel_in_handler);
+	tap_ok(seen->saved == PERWINE_TRAP, "its frame's uc_flags carries the saved TRAP (%d)", seen->saved);
+	tap_ok(seen->handler_call == self && seen->traps == 0,
+	       "its raw getppid() runs natively (%ld, %d traps)", seen->handler_call, seen->traps);
+	tap_ok(seen->sel_after == PERWINE_TRAP, "rt_sigreturn puts TRAP back (%d)", seen->sel_after);
+
+	st = run_with(alarm_interrupts_trap, v1);
+	tap_ok(exited_with(st, 0) && seen->handler_ran, "control, v1: the same handler runs");
+	tap_ok(seen->sel_in_handler == PERWINE_TRAP && seen->saved == -1,
+	       "control, v1: it sees TRAP and its frame carries no selector (%d, %d)",
+	       seen->sel_in_handler, seen->saved);
+	tap_ok(seen->handler_call == 42 && seen->traps == 1 && seen->trap_nr == SYS_getppid,
+	       "control, v1: its getppid() is trapped (%ld, %d traps)", seen->handler_call, seen->traps);
+
+	/* The SIGSYS of a trap. */
+	st = run_with(trap_keep, v2);
+	tap_ok(exited_with(st, 0), "a trap's handler returns 7 in RAX (status %#x)", st);
+	tap_ok(seen->sel_in_handler == PERWINE_NATIVE && seen->saved == PERWINE_TRAP,
+	       "the SIGSYS handler runs NATIVE, its frame saved TRAP (%d, %d)",
+	       seen->sel_in_handler, seen->saved);
+	tap_ok(seen->handler_call == self, "the SIGSYS handler's raw getppid() runs natively (%ld)",
+	       seen->handler_call);
+	tap_ok(seen->sel_after == PERWINE_TRAP, "after it returns the selector is TRAP again (%d)",
+	       seen->sel_after);
+	st = run_with(trap_redirect, v2);
+	tap_ok(exited_with(st, 0) && seen->sel_after == PERWINE_NATIVE,
+	       "a handler that stores NATIVE in the saved byte returns to NATIVE (%d)", seen->sel_after);
+	st = run_with(trap_keep, v1);
+	tap_ok(killed_by(st, SIGSYS),
+	       "control, v1: the same handler's syscall traps inside SIGSYS: killed by SIGSYS (%#x)", st);
+
+	/* Nested signals each keep their own byte. */
+	st = run_with(nested_signals, v2);
+	tap_ok(exited_with(st, 0) && seen->handler_ran, "nested: SIGVTALRM inside a SIGALRM handler");
+	tap_ok(seen->saved == PERWINE_TRAP && seen->sel_in_handler == PERWINE_NATIVE,
+	       "nested: the outer frame saved TRAP, the outer handler runs NATIVE (%d, %d)",
+	       seen->saved, seen->sel_in_handler);
+	tap_ok(seen->nested_saved == PERWINE_NATIVE,
+	       "nested: the inner frame saved the outer handler's NATIVE (%d)", seen->nested_saved);
+	tap_ok(seen->nested_sel_after == PERWINE_NATIVE && seen->sel_after == PERWINE_TRAP,
+	       "nested: each sigreturn restores its own frame's byte (%d, then %d)",
+	       seen->nested_sel_after, seen->sel_after);
+	tap_ok(seen->traps == 0, "nested: nothing trapped (%d)", seen->traps);
+
+	/* glibc's own handlers: setgid() in another thread. */
+	st = run_with(setxid_broadcast, v2);
+	tap_ok(exited_with(st, 0), "setgid() while another thread spins at TRAP (status %#x)", st);
+	tap_ok(seen->traps == 0 && seen->gid_after == 4242,
+	       "SIGSETXID's handler ran natively in the TRAP thread: no trap, gid %d", seen->gid_after);
+	st = run_with(setxid_broadcast, v1);
+	tap_ok(seen->traps >= 1 && seen->gid_after != 4242,
+	       "control, v1: the handler's syscall %d is trapped and the thread keeps gid %d",
+	       seen->trap_nr, seen->gid_after);
+
+	/* A selector that cannot be read or written at delivery: SIGSEGV. */
+	sel_page_prot = PROT_READ;
+	st = run_with(selector_page_lost, v2);
+	tap_ok(killed_by(st, SIGSEGV) && !seen->handler_ran,
+	       "a read-only selector at delivery: SIGSEGV before the handler (status %#x)", st);
+	sel_page_prot = PROT_NONE;
+	st = run_with(selector_page_lost, v2);
+	tap_ok(killed_by(st, SIGSEGV) && !seen->handler_ran,
+	       "an unreadable selector at delivery: SIGSEGV before the handler (status %#x)", st);
+	sel_page_prot = PROT_READ;
+	st = run_with(selector_page_lost, v1);
+	tap_ok(seen->handler_ran, "control, v1: a read-only selector does not stop delivery");
+
+	return tap_done();
+}
