@@ -11,6 +11,7 @@
 # exits with the command's status.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
+export LC_ALL=C
 
 [ $# -eq 2 ] || die "usage: $0 MODE IMAGE"
 mode=$1 image=$2
@@ -89,6 +90,43 @@ done
 if [ "$mode" = check ] && [ $((passed + failed)) -eq 0 ]; then
 	say "no test results found in $dest"
 	bad=1
+fi
+
+# The suite is pinned: every test and its number of TAP points are in
+# tests/expected-results, so a test dropped from TESTS, a kselftest
+# that shrinks or a plan that changes fails the run.  A subset run
+# (TESTS=...) checks the tests it ran.  PERWINE_UPDATE_EXPECTED=1
+# rewrites the file from this run.
+expected=$PERWINE_TOP/tests/expected-results
+if [ "$mode" = check ]; then
+	actual=$(for trs in "${trs_files[@]}"; do
+		t=${trs#"$dest"/tests/}
+		printf '%s %s\n' "${t%.trs}" "$(grep -c '^:test-result:' "$trs")"
+	done | sort)
+	total=$(awk '{ n += $2 } END { print n + 0 }' <<<"$actual")
+	if [ -n "${PERWINE_UPDATE_EXPECTED:-}" ]; then
+		{
+			echo "# Every test of make check and its number of TAP points, checked by"
+			echo "# guest-image/collect-results.sh after each guest run; regenerate with"
+			echo "# PERWINE_UPDATE_EXPECTED=1 make vm-check."
+			echo "$actual"
+			echo "total $total"
+		} > "$expected"
+		say "wrote $expected ($total TAP points)"
+	else
+		want=$(grep -v -e '^#' -e '^total ' "$expected" | sort)
+		if [ -n "${PERWINE_TESTS:-}" ]; then
+			want=$(join <(echo "$want") <(cut -d' ' -f1 <<<"$actual") | sort)
+		fi
+		if [ "$want" != "$actual" ]; then
+			say "the results differ from $expected (< expected, > this run):"
+			diff <(echo "$want") <(echo "$actual") | grep '^[<>]' >&2 || true
+			bad=1
+		elif [ -z "${PERWINE_TESTS:-}" ] && [ "$total" != "$(sed -n 's/^total //p' "$expected")" ]; then
+			say "$total TAP points, $expected says $(sed -n 's/^total //p' "$expected")"
+			bad=1
+		fi
+	fi
 fi
 if [ "$failed" -gt 0 ]; then
 	say "failed tests (details in $(find "$dest" -name test-suite.log | head -n 1)):"

@@ -3,6 +3,7 @@
 # our LOCALVERSION and matches, with its build stamp, what the host
 # recorded when it built bzImage.
 . "${top_srcdir:-.}/tests/tap.sh"
+tap_require_perwine
 tap_plan 3
 release=$(uname -r)
 version=$(uname -v)

@@ -13,7 +13,7 @@ int main(void)
 	int r;
 
 	tap_require_perwine();
-	tap_plan(12);
+	tap_plan(14);
 
 	r = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)&test_sel, ~0UL - 10, 20);
 	tap_ok(fails_with(r, EINVAL), "ON with an overflowing range: EINVAL");
@@ -21,10 +21,14 @@ int main(void)
 	tap_ok(fails_with(r, EFAULT), "ON with a kernel-address selector: EFAULT");
 	r = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 1, 0, 0);
 	tap_ok(fails_with(r, EINVAL), "OFF with a non-zero argument: EINVAL");
+	r = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 1, 0);
+	tap_ok(fails_with(r, EINVAL), "OFF with a non-zero arg4: EINVAL");
 	r = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 1);
 	tap_ok(fails_with(r, EINVAL), "OFF with a non-zero arg5: EINVAL");
-	r = prctl(PR_WINE_DISPATCH, 3, 0, 0, 0);
-	tap_ok(fails_with(r, EINVAL), "unknown operation: EINVAL");
+	r = prctl(PR_WINE_DISPATCH, 4, 0, 0, 0);
+	tap_ok(fails_with(r, EINVAL), "unknown operation 4 (after SET, 3): EINVAL");
+	r = prctl(PR_WINE_DISPATCH, 0x1000, 0, 0, 0);
+	tap_ok(fails_with(r, EINVAL), "unknown operation 0x1000: EINVAL");
 	r = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg) - 1, 0);
 	tap_ok(fails_with(r, EINVAL), "GET with a wrong size: EINVAL");
 	r = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, 16, sizeof(cfg), 0);
@@ -39,7 +43,8 @@ int main(void)
 	       "GET returns what ON set");
 	tap_ok(prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0) == 0, "OFF");
 	r = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0);
-	tap_ok(r == 0 && cfg.selector == 0 && cfg.len == 0 && cfg.flags == 0, "GET after OFF is all clear");
+	tap_ok(r == 0 && cfg.selector == 0 && cfg.start == 0 && cfg.len == 0 && cfg.flags == 0 &&
+	       cfg.reserved == 0, "GET after OFF is all clear");
 	r = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, 0, 0, 0);
 	prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0);
 	tap_ok(r == 0 && cfg.flags == PERWINE_CONFIG_ON && cfg.selector == 0,

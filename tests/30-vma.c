@@ -20,25 +20,6 @@ static long (*place(unsigned char *at))(void)
 	return (long (*)(void))at;
 }
 
-static int smaps_has_ns(void *addr)
-{
-	char line[512], want[32];
-	int in = 0, found = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return 0;
-	snprintf(want, sizeof(want), "%lx-", (unsigned long)addr);
-	while (fgets(line, sizeof(line), f)) {
-		if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' ') && line[0] != 'V')
-			in = strncmp(line, want, strlen(want)) == 0;
-		if (in && strncmp(line, "VmFlags:", 8) == 0)
-			found = strstr(line, " ns") != NULL;
-	}
-	fclose(f);
-	return found;
-}
-
 /*
  * The kernel caches the VMA answer per thread: every change of the
  * page's protection or mapping must be seen by the next syscall.
@@ -124,7 +105,7 @@ int main(void)
 	fn = place(p);
 	tap_ok(mprotect(p, PAGE, PROT_READ | PROT_EXEC | PROT_NOSYSCALL) == 0,
 	       "mprotect(PROT_READ | PROT_EXEC | PROT_NOSYSCALL)");
-	tap_ok(smaps_has_ns(p), "/proc/self/smaps VmFlags shows ns");
+	tap_ok(smaps_has_flag(p, "ns"), "/proc/self/smaps VmFlags shows ns");
 	r = fn();
 	tap_ok(r == pid && trap_count == 0, "without PER_WINE, PROT_NOSYSCALL has no effect (%ld)", r);
 
@@ -144,7 +125,7 @@ int main(void)
 	r = fn();
 	tap_ok(r == 77 && trap_count == 3, "no configuration at all: the VMA check still traps");
 
-	tap_ok(mprotect(p, PAGE, PROT_READ | PROT_EXEC) == 0 && !smaps_has_ns(p),
+	tap_ok(mprotect(p, PAGE, PROT_READ | PROT_EXEC) == 0 && !smaps_has_flag(p, "ns"),
 	       "mprotect back to PROT_READ | PROT_EXEC clears ns");
 	r = fn();
 	tap_ok(r == pid && trap_count == 3, "plain PROT_EXEC page runs natively again");

@@ -7,24 +7,16 @@
 #include <pthread.h>
 #include "tap.h"
 
-static struct perwine_config get_cfg(void)
-{
-	struct perwine_config cfg;
-
-	memset(&cfg, 0xaa, sizeof(cfg));
-	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0))
-		cfg.flags = 0xdead;
-	return cfg;
-}
-
 /* 0: config clear and PER_WINE kept; 1: config kept and PER_WINE kept. */
 static int state(void)
 {
-	struct perwine_config cfg = get_cfg();
+	struct perwine_config cfg;
 	int per = (personality(0xffffffff) & PERWINE_PER_MASK) == PER_WINE;
 
 	if (!per)
 		return 10;
+	if (get_config(&cfg))
+		return 12;
 	if (cfg.flags == 0 && cfg.selector == 0)
 		return 0;
 	if (cfg.flags == PERWINE_CONFIG_ON && cfg.selector == (uintptr_t)&test_sel)

@@ -16,36 +16,37 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <sys/auxv.h>
 #include "tap.h"
 
+/* The config's flags, with 0x100 for a registered selector; -1 on error. */
 static int config_flags(void)
 {
 	struct perwine_config cfg;
 
-	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0))
+	if (get_config(&cfg))
 		return -1;
 	return (int)cfg.flags | (cfg.selector ? 0x100 : 0);
 }
 
-static int smaps_has_ns(void)
+/*
+ * In the new program.  Both execs were armed with PER_WINE |
+ * ADDR_NO_RANDOMIZE; a setuid exec (AT_SECURE, another euid) must drop
+ * the flag as PER_CLEAR_ON_SETID says, a plain one keeps it.
+ */
+static int exec_probe(int setuid)
 {
-	char line[512];
-	int found = 0;
-	FILE *f = fopen("/proc/self/smaps", "re");
+	int per = personality(0xffffffff);
 
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmFlags:", 8) == 0 && strstr(line, " ns"))
-			found = 1;
-	if (f)
-		fclose(f);
-	return found;
-}
-
-static int exec_probe(void)
-{
+	if (setuid && (getauxval(AT_SECURE) != 1 || geteuid() != 65534 || geteuid() == getuid()))
+		return 14;
+	if (!setuid && (getauxval(AT_SECURE) != 0 || geteuid() != getuid()))
+		return 15;
+	if ((per & ADDR_NO_RANDOMIZE ? 0 : 1) != setuid)
+		return 16;
 	if (config_flags() != 0)
 		return 10;
-	if (smaps_has_ns())
+	if (smaps_count_flag("ns") != 0)
 		return 11;
 	/* PER_WINE is kept across execve; with no config nothing traps. */
 	if ((personality(0xffffffff) & PERWINE_PER_MASK) != PER_WINE)
@@ -66,6 +67,7 @@ static void *thread_turns_off(void *arg)
 }
 
 static char self_path[4096];
+static char setuid_path[] = "/tmp/perwine-55-setuid-XXXXXX";
 
 /* Everything armed, then execve: the new program must start clean. */
 static void exec_armed(const char *path)
@@ -76,11 +78,13 @@ static void exec_armed(const char *path)
 
 	/* The execve itself would trap: it runs from the always-native range. */
 	if (page == MAP_FAILED || dispatch_on(&test_sel, (unsigned long)test_syscall_ret, 1) ||
-	    set_perwine(1) == -1)
+	    personality(PER_WINE | ADDR_NO_RANDOMIZE) == -1)
 		_exit(20);
 	test_sel = PERWINE_TRAP;
 	ret = test_syscall(SYS_execve, (long)path,
-			   (long)(char *[]){ (char *)path, "--exec-probe", NULL },
+			   (long)(char *[]){ (char *)path,
+					     path == setuid_path ? "--exec-probe-setuid" : "--exec-probe",
+					     NULL },
 			   (long)(char *[]){ NULL });
 	_exit(ret == 0 ? 21 : 22);
 }
@@ -89,8 +93,6 @@ static void exec_self(void)
 {
 	exec_armed(self_path);
 }
-
-static char setuid_path[] = "/tmp/perwine-55-setuid-XXXXXX";
 
 static void exec_setuid(void)
 {
@@ -123,7 +125,9 @@ int main(int argc, char **argv)
 	int status;
 
 	if (argc > 1 && strcmp(argv[1], "--exec-probe") == 0)
-		return exec_probe();
+		return exec_probe(0);
+	if (argc > 1 && strcmp(argv[1], "--exec-probe-setuid") == 0)
+		return exec_probe(1);
 	tap_require_perwine();
 	tap_plan(10);
 	if (!realpath("/proc/self/exe", self_path)) {
@@ -163,8 +167,10 @@ int main(int argc, char **argv)
 	tap_ok(exited_with(run_child(exec_self), 0),
 	       "execve with selector TRAP and a PROT_NOSYSCALL mapping: the new program starts clean");
 	tap_ok(make_setuid_copy() == 0, "a setuid-nobody copy of this test");
-	tap_ok(exited_with(run_child(exec_setuid), 0),
-	       "a setuid execve starts clean too");
+	status = run_child(exec_setuid);
+	tap_ok(exited_with(status, 0),
+	       "a setuid execve starts clean too, as nobody with AT_SECURE, ADDR_NO_RANDOMIZE dropped (%#x)",
+	       status);
 	unlink(setuid_path);
 
 	return tap_done();

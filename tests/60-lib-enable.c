@@ -7,12 +7,6 @@
 
 #include "tap.h"
 
-static int get_config(struct perwine_config *cfg)
-{
-	memset(cfg, 0xa5, sizeof(*cfg));
-	return prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, cfg, sizeof(*cfg), 0);
-}
-
 static int personality_now(void)
 {
 	return personality(0xffffffff);
@@ -26,6 +20,31 @@ static void disable_while_trapping(void)
 	perwine_trap();
 	if (perwine_disable())
 		_exit(3);
+	perwine_native();
+	_exit(0);
+}
+
+/*
+ * Enable with the selector byte already at TRAP: once the prctl has
+ * registered it, the rest of enable's syscalls must still run natively
+ * (no SIGSYS handler is installed: a trap would kill the child).
+ */
+static void enable_while_trapping(void)
+{
+	perwine_trap();
+	if (perwine_enable(PERWINE_THREAD_SELECTOR))
+		_exit(3);
+	perwine_native();
+	_exit(0);
+}
+
+/* The control: the same two syscalls made by hand trap at the second. */
+static void raw_enable_while_trapping(void)
+{
+	perwine_trap();
+	prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)PERWINE_THREAD_SELECTOR, 0, 0);
+	personality(PER_WINE);
+	personality(PER_WINE);
 	perwine_native();
 	_exit(0);
 }
@@ -51,7 +70,7 @@ int main(void)
 	pthread_t t;
 
 	tap_require_perwine();
-	tap_plan(27);
+	tap_plan(29);
 
 	tap_ok(perwine_available(&why) == 1 && why == NULL, "perwine_available says yes, no reason");
 	tap_ok(perwine_available(NULL) == 1, "perwine_available takes a NULL reason");
@@ -89,7 +108,11 @@ int main(void)
 	       "disable then goes back to PER_LINUX");
 
 	tap_ok(exited_with(run_child(disable_while_trapping), 0),
-	       "enable/disable run natively with the selector at TRAP");
+	       "disable runs natively with the selector at TRAP");
+	tap_ok(exited_with(run_child(enable_while_trapping), 0),
+	       "enable runs natively with the selector already at TRAP");
+	tap_ok(killed_by(run_child(raw_enable_while_trapping), SIGSYS),
+	       "control: the same prctl and personality() made by hand trap (SIGSYS)");
 
 	perwine_enable(PERWINE_THREAD_SELECTOR);
 	pthread_create(&t, NULL, thread_main, in_thread);

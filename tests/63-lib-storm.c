@@ -13,8 +13,17 @@
 #define THREADS		4
 #define CALLS		3000
 
+#include <sys/mman.h>
+
 static __thread long handled;
-static volatile long alarms;
+static volatile long alarms, alarms_at_trap;
+/*
+ * Set between perwine_trap() and the trapped call, cleared when the
+ * callback starts: while it is set the selector is TRAP.
+ */
+static __thread volatile int foreign;
+/* The control's callback counts calls that are not the loop's own. */
+static long *strays;
 
 static long mix(long a, long b)
 {
@@ -24,7 +33,10 @@ static long mix(long a, long b)
 static long callback(long nr, const long args[6], void *ctx)
 {
 	(void)ctx;
+	foreign = 0;
 	handled++;
+	if (nr != NR_MIX && strays)
+		(*strays)++;
 	return nr == NR_MIX ? mix(args[0], args[1]) : -ENOSYS;
 }
 
@@ -34,6 +46,8 @@ static void on_alarm(int sig)
 	(void)sig;
 	getppid();
 	alarms++;
+	if (foreign)
+		alarms_at_trap++;
 }
 
 /* CALLS trapped calls; returns how many came back with a wrong result. */
@@ -43,8 +57,10 @@ static long trap_loop(long id)
 
 	for (long i = 0; i < CALLS; i++) {
 		perwine_trap();
+		foreign = 1;
 		if (test_syscall6(NR_MIX, id, i, 0, 0, 0, 0) != mix(id, i))
 			wrong++;
+		foreign = 0;
 		perwine_native();
 	}
 	return wrong;
@@ -66,16 +82,38 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The control: the same loop with a plain sigaction() handler.  Its
+ * getppid() and the rt_sigreturn of libc's restorer reach the callback
+ * as foreign calls, and the process cannot come out right.
+ */
+static void plain_handler_loop(void)
+{
+	struct itimerval every = { { 0, 200 }, { 0, 200 } };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	if (perwine_enable(PERWINE_THREAD_SELECTOR) || perwine_set_dispatcher(callback, NULL))
+		_exit(3);
+	setitimer(ITIMER_REAL, &every, NULL);
+	if (trap_loop(0) == 0 && handled == CALLS && *strays == 0)
+		_exit(0);
+	_exit(4);
+}
+
 int main(void)
 {
 	struct itimerval every = { { 0, 200 }, { 0, 200 } }, off = { { 0, 0 }, { 0, 0 } };
 	struct worker w[THREADS];
 	struct sigaction sa;
 	long wrong;
-	int ok = 1;
+	int ok = 1, status;
 
 	tap_require_perwine();
-	tap_plan(5);
+	tap_plan(7);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
@@ -89,6 +127,15 @@ int main(void)
 	tap_ok(wrong == 0, "%d trapped calls under a timer signal: %ld wrong results", CALLS, wrong);
 	tap_ok(handled == CALLS && alarms > 0, "every trap handled once: %ld of %d (%ld timer signals)",
 	       handled, CALLS, alarms);
+	tap_ok(alarms_at_trap > 0, "%ld of the timer signals interrupted the foreign side (selector TRAP)",
+	       alarms_at_trap);
+	strays = mmap(NULL, sizeof(*strays), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	*strays = 0;
+	status = run_child(plain_handler_loop);
+	tap_ok(!exited_with(status, 0) && (*strays > 0 || WIFSIGNALED(status)),
+	       "control: with a plain sigaction() handler the loop breaks (status %#x, %ld foreign calls seen)",
+	       status, *strays);
+	strays = NULL;
 
 	for (int i = 0; i < THREADS; i++) {
 		w[i].id = i + 1;

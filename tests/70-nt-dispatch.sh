@@ -3,6 +3,7 @@
 # by the right check (vma or selector), emulated, and its status
 # returned; the Unix side native; NtTerminateProcess ends the process.
 . "${top_srcdir:-.}/tests/tap.sh"
+tap_require_perwine
 prog=${top_builddir:-.}/userland/examples/nt-dispatch
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -2,6 +2,7 @@
 # perwine-run: sets PER_WINE keeping the personality flags, execs, passes
 # the exit status through, and fails as env(1) does (125/126/127).
 . "${top_srcdir:-.}/tests/tap.sh"
+tap_require_perwine
 run=${top_builddir:-.}/userland/tools/perwine-run
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -4,6 +4,7 @@
 # build tree; make installcheck does the same against the installed one)
 # and traps and emulates from a PROT_NOSYSCALL page and via the selector.
 . "${top_srcdir:-.}/tests/tap.sh"
+tap_require_perwine
 src=${top_srcdir:-.}/userland/examples/hello-perwine.c
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -5,6 +5,7 @@
 . "${top_srcdir:-.}/tests/tap.sh"
 dir=$1 prog=$2
 shift 2
+tap_require_perwine
 src=$KSELFTESTS/$dir/$prog.c
 [ -f "$src" ] || tap_bail "no $src: configure --with-kselftests=DIR of the perwine kernel's build output"
 out=${top_builddir:-.}/tests/kselftest-$prog
