@@ -113,6 +113,9 @@ if [ "$mode" = check ]; then
 			echo "total $total"
 		} > "$expected"
 		say "wrote $expected ($total TAP points)"
+	elif [ ! -f "$expected" ]; then
+		say "no $expected: make one with PERWINE_UPDATE_EXPECTED=1 make vm-check"
+		bad=1
 	else
 		want=$(grep -v -e '^#' -e '^total ' "$expected" | sort)
 		if [ -n "${PERWINE_TESTS:-}" ]; then
