@@ -18,7 +18,7 @@ int main(void)
 
 	tap_ok(dispatch_on(&test_sel, 0, 0) == 0, "PR_WINE_DISPATCH_ON with a selector");
 	tap_ok((set_perwine(1) & PERWINE_PER_MASK) == PER_LINUX, "personality(PER_WINE) returns the old type");
-	tap_ok((personality(0xffffffff) & PERWINE_PER_MASK) == PER_WINE, "personality query reports PER_WINE");
+	tap_ok((personality(0xffffffff) & PERWINE_PER_MASK) == PERWINE_PER_WINE, "personality query reports PER_WINE");
 
 	test_sel = PERWINE_NATIVE;
 	r = test_syscall(SYS_getppid, 0, 0, 0);
@@ -62,7 +62,7 @@ int main(void)
 	test_sel = PERWINE_NATIVE;
 	tap_ok(r == getppid() && trap_count == 3, "personality PER_LINUX: selector TRAP is ignored");
 
-	personality(PER_WINE | ADDR_NO_RANDOMIZE);
+	personality(PERWINE_PER_WINE | ADDR_NO_RANDOMIZE);
 	r = trapped_call(SYS_getpid, 0, 0, 0);
 	tap_ok(r == 42 && trap_count == 4, "PER_WINE | ADDR_NO_RANDOMIZE still traps");
 	return tap_done();

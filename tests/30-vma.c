@@ -3,7 +3,7 @@
  * The PROT_NOSYSCALL fallback: code in such a page traps with si_errno
  * PERWINE_TRAP_VMA, with the selector NATIVE or without one; mprotect
  * back to plain PROT_EXEC stops it; the VMA of the syscall instruction
- * (IP - 2) decides; no effect without PER_WINE; smaps shows "ns".
+ * (IP - 2) decides; no effect without PERWINE_PER_WINE; smaps shows "ns".
  */
 #include <pthread.h>
 #include <sys/mman.h>

@@ -7,11 +7,11 @@
 #include <pthread.h>
 #include "tap.h"
 
-/* 0: config clear and PER_WINE kept; 1: config kept and PER_WINE kept. */
+/* 0: config clear and PERWINE_PER_WINE kept; 1: config kept and PERWINE_PER_WINE kept. */
 static int state(void)
 {
 	struct perwine_config cfg;
-	int per = (personality(0xffffffff) & PERWINE_PER_MASK) == PER_WINE;
+	int per = (personality(0xffffffff) & PERWINE_PER_MASK) == PERWINE_PER_WINE;
 
 	if (!per)
 		return 10;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Interplay: a seccomp filter still applies to everything PER_WINE lets
+ * Interplay: a seccomp filter still applies to everything PERWINE_PER_WINE lets
  * run natively (selector NATIVE, the always-native range, no selector
- * with a NOSYSCALL mapping elsewhere), and with SUD and PER_WINE both
+ * with a NOSYSCALL mapping elsewhere), and with SUD and PERWINE_PER_WINE both
  * on, SUD decides first.
  */
 #include <stddef.h>
@@ -26,7 +26,7 @@ static void filter_getppid_eperm(void)
 		_exit(30);
 }
 
-/* Under the filter, every path of PER_WINE that runs getppid gets EPERM. */
+/* Under the filter, every path of PERWINE_PER_WINE that runs getppid gets EPERM. */
 static void seccomp_child(void)
 {
 	unsigned long ret_addr = (unsigned long)test_syscall_ret;
@@ -68,14 +68,14 @@ static void sud_first_child(void)
 	set_perwine(1);
 	if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_sel))
 		_exit(30);
-	/* SUD blocks, PER_WINE says native: SUD's trap, si_errno 0. */
+	/* SUD blocks, PERWINE_PER_WINE says native: SUD's trap, si_errno 0. */
 	sud_sel = SYSCALL_DISPATCH_FILTER_BLOCK;
 	test_sel = PERWINE_NATIVE;
 	test_syscall(SYS_getpid, 0, 0, 0);
 	sud_sel = SYSCALL_DISPATCH_FILTER_ALLOW;
 	if (trap_count != 1 || trap_info.si_errno != 0)
 		_exit(31);
-	/* SUD allows, PER_WINE traps: PER_WINE's trap. */
+	/* SUD allows, PERWINE_PER_WINE traps: PERWINE_PER_WINE's trap. */
 	trapped_call(SYS_getpid, 0, 0, 0);
 	if (trap_count != 2 || trap_info.si_errno != PERWINE_TRAP_SELECTOR)
 		_exit(32);

@@ -3,7 +3,7 @@
  * Security properties: dispatch state belongs to one thread and cannot
  * be changed from outside it; selectors in kernel memory are refused;
  * nothing of it survives execve, setuid or not.  (That no path of
- * PER_WINE lets a syscall skip seccomp is 50-interplay's.)
+ * PERWINE_PER_WINE lets a syscall skip seccomp is 50-interplay's.)
  *
  *   55-security              run the tests
  *   55-security --exec-probe the program the tests execve: exits 0 when
@@ -30,7 +30,7 @@ static int config_flags(void)
 }
 
 /*
- * In the new program.  Both execs were armed with PER_WINE |
+ * In the new program.  Both execs were armed with PERWINE_PER_WINE |
  * ADDR_NO_RANDOMIZE; a setuid exec (AT_SECURE, another euid) must drop
  * the flag as PER_CLEAR_ON_SETID says, a plain one keeps it.
  */
@@ -48,8 +48,8 @@ static int exec_probe(int setuid)
 		return 10;
 	if (smaps_count_flag("ns") != 0)
 		return 11;
-	/* PER_WINE is kept across execve; with no config nothing traps. */
-	if ((personality(0xffffffff) & PERWINE_PER_MASK) != PER_WINE)
+	/* PERWINE_PER_WINE is kept across execve; with no config nothing traps. */
+	if ((personality(0xffffffff) & PERWINE_PER_MASK) != PERWINE_PER_WINE)
 		return 12;
 	if (test_syscall(SYS_getppid, 0, 0, 0) != getppid())
 		return 13;
@@ -78,7 +78,7 @@ static void exec_armed(const char *path)
 
 	/* The execve itself would trap: it runs from the always-native range. */
 	if (page == MAP_FAILED || dispatch_on(&test_sel, (unsigned long)test_syscall_ret, 1) ||
-	    personality(PER_WINE | ADDR_NO_RANDOMIZE) == -1)
+	    personality(PERWINE_PER_WINE | ADDR_NO_RANDOMIZE) == -1)
 		_exit(20);
 	test_sel = PERWINE_TRAP;
 	ret = test_syscall(SYS_execve, (long)path,

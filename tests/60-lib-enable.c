@@ -43,8 +43,8 @@ static void raw_enable_while_trapping(void)
 {
 	perwine_trap();
 	prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)PERWINE_THREAD_SELECTOR, 0, 0);
-	personality(PER_WINE);
-	personality(PER_WINE);
+	personality(PERWINE_PER_WINE);
+	personality(PERWINE_PER_WINE);
 	perwine_native();
 	_exit(0);
 }
@@ -80,7 +80,7 @@ int main(void)
 
 	personality(PER_LINUX | ADDR_NO_RANDOMIZE);
 	tap_ok(perwine_enable(PERWINE_THREAD_SELECTOR) == 0, "enable with the thread selector");
-	tap_ok(personality_now() == (PER_WINE | ADDR_NO_RANDOMIZE), "personality PER_WINE, flags kept");
+	tap_ok(personality_now() == (PERWINE_PER_WINE | ADDR_NO_RANDOMIZE), "personality PER_WINE, flags kept");
 	tap_ok(get_config(&cfg) == 0 && cfg.selector == (unsigned long)PERWINE_THREAD_SELECTOR &&
 	       cfg.flags == PERWINE_CONFIG_ON, "the kernel holds the thread selector");
 	tap_ok(cfg.len > 0 && cfg.start <= fn && fn < cfg.start + cfg.len,
@@ -102,7 +102,7 @@ int main(void)
 	tap_ok(personality_now() == (PER_LINUX | ADDR_NO_RANDOMIZE) && perwine_disable() == -ENOENT,
 	       "a failed enable leaves the thread as it was");
 
-	personality(PER_WINE);
+	personality(PERWINE_PER_WINE);
 	tap_ok(perwine_enable(PERWINE_THREAD_SELECTOR) == 0, "enable when already PER_WINE (perwine-run)");
 	tap_ok(perwine_disable() == 0 && personality_now() == PER_LINUX,
 	       "disable then goes back to PER_LINUX");

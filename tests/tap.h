@@ -261,7 +261,7 @@ static inline int dispatch_on(volatile uint8_t *sel, unsigned long start, unsign
 
 static inline int set_perwine(int on)
 {
-	return personality(on ? PER_WINE : PER_LINUX);
+	return personality(on ? PERWINE_PER_WINE : PER_LINUX);
 }
 
 /*

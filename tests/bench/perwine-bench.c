@@ -49,7 +49,7 @@ static long (*nosys_call)(long nr);	/* mov %rdi,%rax; syscall; ret in a NOSYSCAL
 
 /* Setup of a row, as bits. */
 enum {
-	S_PERWINE = 1 << 0,	/* PER_WINE with the bench's selector */
+	S_PERWINE = 1 << 0,	/* PERWINE_PER_WINE with the bench's selector */
 	S_VMA = 1 << 1,		/* one PROT_NOSYSCALL mapping exists */
 	S_SUD = 1 << 2,		/* upstream SUD on, selector ALLOW */
 	S_SECCOMP_ALLOW = 1 << 3,
@@ -174,7 +174,7 @@ static void one(enum op op)
 	case OP_TRAP_PLAIN: raw_syscall(SYS_getppid); break;
 	case OP_TRAP_PTRACE: break;	/* measured by the tracer: ptrace_round() */
 	case OP_SWITCH_SEL: sel = PERWINE_TRAP; __asm__ volatile("" ::: "memory"); sel = PERWINE_NATIVE; break;
-	case OP_SWITCH_PERS: personality(PER_LINUX); personality(PER_WINE); break;
+	case OP_SWITCH_PERS: personality(PER_LINUX); personality(PERWINE_PER_WINE); break;
 	case OP_SWITCH_SUD:
 		prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
 		prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_sel);
@@ -245,7 +245,7 @@ static void thread_setup(int setup)
 {
 	if (setup & S_PERWINE) {
 		prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)&sel, 0, 0);
-		personality(PER_WINE);
+		personality(PERWINE_PER_WINE);
 	}
 	if (setup & S_SUD)
 		prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_sel);

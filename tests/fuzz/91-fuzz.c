@@ -30,7 +30,7 @@
 enum sel_kind { SEL_NONE, SEL_GOOD, SEL_RO_ZERO, SEL_UNREADABLE, SEL_BAD_VALUE, SEL_KERNEL, SEL_HIGH };
 
 struct model {
-	int wine;		/* personality type PER_WINE */
+	int wine;		/* personality type PERWINE_PER_WINE */
 	int on;			/* a config is registered */
 	int sel;		/* enum sel_kind */
 	int range_covers;	/* range holds test_syscall_ret */
@@ -205,17 +205,17 @@ static void op_bad_op(void)
 
 static void op_personality(void)
 {
-	static const unsigned long values[] = { PER_WINE, PER_LINUX, PER_WINE | ADDR_NO_RANDOMIZE,
+	static const unsigned long values[] = { PERWINE_PER_WINE, PER_LINUX, PERWINE_PER_WINE | ADDR_NO_RANDOMIZE,
 						PER_LINUX32, 0xffffffff };
 	unsigned long v = values[pick(5)];
 	long ret;
 
 	logf_("personality %#lx", (long)v, 0, 0);
 	ret = personality(v);
-	if (ret < 0 || ((ret & PERWINE_PER_MASK) == PER_WINE) != m.wine)
+	if (ret < 0 || ((ret & PERWINE_PER_MASK) == PERWINE_PER_WINE) != m.wine)
 		fail("personality() returned the old value", ret, m.wine);
 	if (v != 0xffffffff)
-		m.wine = (v & PERWINE_PER_MASK) == PER_WINE;
+		m.wine = (v & PERWINE_PER_MASK) == PERWINE_PER_WINE;
 }
 
 static int random_prot(void)
@@ -307,7 +307,7 @@ static void start_deadly(long n)
 	m.on = 1;
 	m.sel = n & 4 ? SEL_UNREADABLE : SEL_BAD_VALUE;
 	m.sel_addr = sel_address(m.sel);
-	personality(PER_WINE);
+	personality(PERWINE_PER_WINE);
 	m.wine = 1;
 }
 

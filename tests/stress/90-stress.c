@@ -9,7 +9,7 @@
  *    that thread also maps and unmaps NOSYSCALL pages and forks.  Every
  *    trapped call's result is checked, and per thread the traps handled
  *    equal the traps issued: nothing lost, nothing doubled.
- *  - a fork/exec storm of PER_WINE children, each with its selector at
+ *  - a fork/exec storm of PERWINE_PER_WINE children, each with its selector at
  *    TRAP when it execs: every new program starts clean.
  *  - selector memory unmapped or made PROT_NONE while threads use it:
  *    the process dies of SIGSEGV, and the kernel stays clean.

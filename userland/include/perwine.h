@@ -15,16 +15,35 @@
 #include <sys/prctl.h>
 #include <sys/mman.h>
 
+/*
+ * Strict ISO C (-std=c11) gets no POSIX declarations from <signal.h>:
+ * siginfo_t then comes from glibc's own header; struct sigaction is
+ * only used through pointers.
+ */
+#if defined(__GLIBC__) && !defined(__USE_POSIX199309)
+#include <bits/types/siginfo_t.h>
+#endif
+struct sigaction;
+
+/* The version of this header; perwine_version() gives the library's. */
+#define PERWINE_VERSION_MAJOR	0
+#define PERWINE_VERSION_MINOR	2
+#define PERWINE_VERSION_MICRO	0
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ---- Kernel ABI (uapi linux/personality.h, linux/prctl.h, asm/mman.h) ---- */
 
-/* Personality type that turns enforcement on (low byte of personality()). */
-#ifndef PER_WINE
-#define PER_WINE		0x0011
-#endif
+/*
+ * The personality type that turns enforcement on (low byte of
+ * personality()): PER_WINE in a patched kernel's <linux/personality.h>.
+ * That header declares it as an enum member, so this header must not
+ * define a PER_WINE of its own: it would break that header when
+ * included after this one.
+ */
+#define PERWINE_PER_WINE	0x0011
 #define PERWINE_PER_MASK	0x00ff	/* PER_MASK: the personality type byte */
 
 #ifndef PR_WINE_DISPATCH
@@ -93,15 +112,17 @@ struct perwine_config {
 
 /*
  * The calling thread's selector byte, owned by the library.  It is
- * initial-exec TLS so that storing to it is one instruction and so that
- * the SIGSYS handler can reach it without calling into the loader.
+ * initial-exec TLS so that storing to it needs no call into the loader,
+ * from the transitions as from the SIGSYS handler.
  */
 extern __thread volatile uint8_t perwine_thread_selector
 	__attribute__((tls_model("initial-exec")));
 #define PERWINE_THREAD_SELECTOR	(&perwine_thread_selector)
 
 /*
- * Transitions: one byte store each, no syscall.  perwine_trap() before
+ * Transitions: a byte store each (plus the TLS address load of an
+ * initial-exec variable, from the GOT in a shared object), no syscall.
+ * perwine_trap() before
  * entering "Windows" code, perwine_native() when back on the Unix side.
  * They act on PERWINE_THREAD_SELECTOR; a thread enabled with a selector
  * of its own stores to that byte itself.
@@ -124,10 +145,13 @@ int perwine_available(const char **reason);
 /* A message for a -errno returned by a perwine_* function. */
 const char *perwine_strerror(int err);
 
+/* The running library's version, "MAJOR.MINOR.MICRO". */
+const char *perwine_version(void);
+
 /*
  * Per thread: register selector (or NULL: PROT_NOSYSCALL regions only)
  * with the library's always-native range, then switch the personality
- * type to PER_WINE, keeping the personality flags.  0 or -errno.
+ * type to PERWINE_PER_WINE, keeping the personality flags.  0 or -errno.
  */
 int perwine_enable(volatile uint8_t *selector);
 int perwine_disable(void);

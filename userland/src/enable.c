@@ -36,6 +36,29 @@ static int config_says_off(void)
 	return off;
 }
 
+/*
+ * Sandboxes such as Flatpak's and Docker's default seccomp profiles let
+ * personality() through only for the values they know: try PER_WINE
+ * and put the old personality back at once.  A thread that is already
+ * PER_WINE (under perwine-run, or enabled) has shown it works.
+ */
+static int personality_refused(void)
+{
+	long cur = perwine_native_syscall(SYS_personality, 0xffffffff, 0, 0, 0, 0, 0);
+	long ret;
+
+	if (cur < 0)
+		return 1;
+	if ((cur & PERWINE_PER_MASK) == PERWINE_PER_WINE)
+		return 0;
+	ret = perwine_native_syscall(SYS_personality, (cur & ~PERWINE_PER_MASK) | PERWINE_PER_WINE,
+				     0, 0, 0, 0, 0);
+	if (ret < 0)
+		return 1;
+	perwine_native_syscall(SYS_personality, cur, 0, 0, 0, 0, 0);
+	return 0;
+}
+
 int perwine_available(const char **reason)
 {
 	const char *why = NULL;
@@ -49,6 +72,8 @@ int perwine_available(const char **reason)
 			why = "the kernel was built without CONFIG_PER_WINE_DISPATCH";
 		else
 			why = "the kernel lacks the perwine patches (PR_WINE_DISPATCH is unknown)";
+	} else if (personality_refused()) {
+		why = "a sandbox refuses personality(PER_WINE) (a seccomp filter such as Flatpak's or Docker's)";
 	}
 #else
 	why = "perwine exists on x86-64 only";
@@ -111,13 +136,13 @@ int perwine_enable(volatile uint8_t *selector)
 	ret = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (long)selector, start, len);
 	if (ret < 0)
 		return ret == -EINVAL ? -ENOSYS : ret;
-	old = set_personality_type(PER_WINE);
+	old = set_personality_type(PERWINE_PER_WINE);
 	if (old < 0) {
 		native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
 		return old;
 	}
 	perwine_self.selector = selector;
-	perwine_self.old_type = old == PER_WINE ? PER_LINUX : old;
+	perwine_self.old_type = old == PERWINE_PER_WINE ? PER_LINUX : old;
 	perwine_self.enabled = 1;
 	return 0;
 }

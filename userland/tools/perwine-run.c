@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * perwine-run: run a program with the PER_WINE personality, as setarch
+ * perwine-run: run a program with the PERWINE_PER_WINE personality, as setarch
  * does for other personalities.
  *
  *   perwine-run [--trap-self] [--verbose] PROGRAM [ARGS...]
  *   perwine-run --query
  *
  * execve() clears the dispatch config but keeps the personality, so the
- * program starts with PER_WINE on and registers its own selector.
+ * program starts with PERWINE_PER_WINE on and registers its own selector.
  * Exit status as env(1): 125 when perwine-run fails, 126 when PROGRAM
  * cannot run, 127 when it is not found.
  */
@@ -101,7 +101,7 @@ static int query(void)
 	uname(&u);
 	printf("kernel:          %s %s %s\n", u.sysname, u.release, u.machine);
 	printf("perwine:         %s\n", ok ? "available" : why);
-	printf("PER_WINE:        0x%04x\n", PER_WINE);
+	printf("PER_WINE:        0x%04x\n", PERWINE_PER_WINE);
 	printf("PROT_NOSYSCALL:  %s\n", nosyscall_supported() ? "supported" : "refused");
 	printf("personality:     0x%08x\n", personality(0xffffffff));
 	return ok ? 0 : 1;
@@ -141,13 +141,13 @@ int main(int argc, char **argv)
 	if (self && trap_self(verbose))
 		return EXIT_FAILED;
 	old = personality(0xffffffff);
-	if (old == -1 || personality((old & ~PERWINE_PER_MASK) | PER_WINE) == -1) {
+	if (old == -1 || personality((old & ~PERWINE_PER_MASK) | PERWINE_PER_WINE) == -1) {
 		fprintf(stderr, "%s: personality: %s\n", prog, strerror(errno));
 		return EXIT_FAILED;
 	}
 	if (verbose)
 		fprintf(stderr, "%s: personality 0x%x -> 0x%x, running %s\n", prog, old,
-			(old & ~PERWINE_PER_MASK) | PER_WINE, argv[optind]);
+			(old & ~PERWINE_PER_MASK) | PERWINE_PER_WINE, argv[optind]);
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "%s: %s: %s\n", prog, argv[optind], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
