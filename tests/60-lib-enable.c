@@ -82,18 +82,19 @@ int main(void)
 	tap_ok(perwine_enable(PERWINE_THREAD_SELECTOR) == 0, "enable with the thread selector");
 	tap_ok(personality_now() == (PERWINE_PER_WINE | ADDR_NO_RANDOMIZE), "personality PER_WINE, flags kept");
 	tap_ok(get_config(&cfg) == 0 && cfg.selector == (unsigned long)PERWINE_THREAD_SELECTOR &&
-	       cfg.flags == PERWINE_CONFIG_ON, "the kernel holds the thread selector");
+	       cfg.flags == (PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE),
+	       "the kernel holds the thread selector, with SIGNAL_NATIVE (ABI v2)");
 	tap_ok(cfg.len > 0 && cfg.start <= fn && fn < cfg.start + cfg.len,
 	       "the always-native range holds perwine_syscall");
 	tap_ok(perwine_enable(PERWINE_THREAD_SELECTOR) == -EEXIST, "enable twice: -EEXIST");
-	tap_ok(get_config(&cfg) == 0 && cfg.flags == PERWINE_CONFIG_ON, "still on after the second enable");
+	tap_ok(get_config(&cfg) == 0 && (cfg.flags & PERWINE_FLAG_ON), "still on after the second enable");
 	tap_ok(perwine_disable() == 0, "disable");
 	tap_ok(personality_now() == (PER_LINUX | ADDR_NO_RANDOMIZE), "personality back, flags kept");
 	tap_ok(get_config(&cfg) == 0 && cfg.flags == 0 && cfg.selector == 0, "the kernel config is off");
 	tap_ok(perwine_disable() == -ENOENT, "disable when not enabled: -ENOENT");
 
 	tap_ok(perwine_enable(NULL) == 0, "enable with a NULL selector");
-	tap_ok(get_config(&cfg) == 0 && cfg.selector == 0 && cfg.flags == PERWINE_CONFIG_ON,
+	tap_ok(get_config(&cfg) == 0 && cfg.selector == 0 && (cfg.flags & PERWINE_FLAG_ON),
 	       "NULL selector: on, PROT_NOSYSCALL regions only");
 	tap_ok(perwine_disable() == 0, "disable after a NULL selector");
 

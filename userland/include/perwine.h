@@ -23,6 +23,7 @@
 #if defined(__GLIBC__) && !defined(__USE_POSIX199309)
 #include <bits/types/siginfo_t.h>
 #endif
+#include <sys/ucontext.h>
 struct sigaction;
 
 /* The version of this header; perwine_version() gives the library's. */
@@ -165,13 +166,42 @@ typedef long (*perwine_callback)(long nr, const long args[6], void *ctx);
  */
 int perwine_set_dispatcher(perwine_callback cb, void *ctx);
 
+/*
+ * The context dispatcher, for emulators such as Wine's ntdll: the
+ * handler gets the trap's whole ucontext (every register, the stack with
+ * the NT arguments past the fourth, RIP and RSP to redirect) and sets
+ * the result itself.  On a kernel with SIGNAL_NATIVE it runs with the
+ * selector NATIVE, and perwine_context_selector(uc) points at the byte
+ * the thread resumes with (TRAP unless the handler changes it).
+ */
+typedef void (*perwine_context_handler)(ucontext_t *uc, const siginfo_t *si, void *ctx);
+
+/* perwine_set_context_dispatcher() flags. */
+#define PERWINE_DISPATCH_ONSTACK	0x1	/* run on the thread's sigaltstack */
+
+/*
+ * Process wide, like perwine_set_dispatcher(), which it replaces (and
+ * which replaces it); handler NULL removes the dispatcher.  0 or -errno.
+ */
+int perwine_set_context_dispatcher(perwine_context_handler handler, void *ctx, unsigned int flags);
+
+/*
+ * In a signal handler: the selector byte saved in the frame, which
+ * rt_sigreturn writes back (ABI v2, PERWINE_FLAG_SIGNAL_NATIVE); NULL
+ * when the frame carries none.
+ */
+unsigned char *perwine_context_selector(ucontext_t *uc);
+
 /* Inside the callback: the siginfo of the trap being handled, else NULL. */
 const siginfo_t *perwine_trap_info(void);
 
 /*
  * sigaction() for handlers of other signals: the handler runs with the
  * selector at NATIVE and the interrupted value comes back on return.
- * SIGSYS belongs to perwine_set_dispatcher().  0 or -errno.
+ * On a kernel with SIGNAL_NATIVE that is the kernel's doing and this is
+ * sigaction(); on an older one the library wraps the handler.  SIGSYS
+ * belongs to the dispatcher; glibc's reserved signals (32, 33) are
+ * refused.  0 or -errno.
  */
 int perwine_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 

@@ -1,18 +1,29 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The SIGSYS dispatcher: turns every trapped syscall into a call of the
- * user's callback and writes the callback's result back into RAX.  And
- * perwine_sigaction(): other signal handlers that keep the selector
- * right in the same way.
+ * user's callback (number and six argument registers, result to RAX) or
+ * of a context handler (the whole ucontext, for emulators that redirect
+ * RIP the way Wine's ntdll does).  And perwine_sigaction(): handlers of
+ * other signals that must run on the Unix side.
  *
- * The handler is installed with the raw rt_sigaction syscall, because
- * glibc's sigaction() always puts in its own restorer, and that
- * restorer's rt_sigreturn would trap again while the selector says TRAP.
- * Ours lives in the always-native range (native.c).
+ * On a kernel with PERWINE_FLAG_SIGNAL_NATIVE (ABI v2), which
+ * perwine_enable() turns on, the kernel itself stores NATIVE in the
+ * selector when it delivers a signal and puts the interrupted byte back
+ * at rt_sigreturn; every handler, glibc's own included, then runs on the
+ * Unix side, and there is nothing for the library to do around them.  On
+ * an ABI v1 kernel the library stores NATIVE itself and puts the byte
+ * back before returning (enter_native/leave_native below).
+ *
+ * The SIGSYS handler is installed with the raw rt_sigaction syscall:
+ * glibc's sigaction() always puts in its own restorer, whose rt_sigreturn
+ * would trap on a v1 kernel while the selector says TRAP.  Ours lives in
+ * the always-native range (native.c).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -31,8 +42,22 @@ struct kernel_sigaction {
 #define SA_RESTORER 0x04000000
 #endif
 
-static _Atomic(perwine_callback) dispatch_cb;
-static void *_Atomic dispatch_ctx;
+/*
+ * What a trap is handed to.  A dispatcher is published whole, through
+ * one pointer, so that a trap racing with a replacement sees the old
+ * callback with the old context or the new with the new, never a mix.
+ * A replaced one is never freed: a trap on another thread may still be
+ * using it (one small record per perwine_set_*dispatcher() call).
+ */
+struct dispatcher {
+	perwine_callback cb;			/* the simple dispatcher ... */
+	perwine_context_handler handler;	/* ... or the context one */
+	void *ctx;
+	unsigned int flags;			/* PERWINE_DISPATCH_* */
+};
+
+static const struct dispatcher *_Atomic current;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kernel_sigaction previous;	/* the SIGSYS action before ours */
 static int installed;
 
@@ -41,6 +66,48 @@ static long sigaction_raw(int sig, const struct kernel_sigaction *act,
 {
 	return perwine_native_syscall(SYS_rt_sigaction, sig, (long)act, (long)old,
 				      sizeof(uint64_t), 0, 0);
+}
+
+unsigned char *perwine_context_selector(ucontext_t *uc)
+{
+	if (!uc || !(uc->uc_flags & PERWINE_UC_SELECTOR))
+		return NULL;
+	/* Bits 16-23 of uc_flags: its third byte on x86-64. */
+	return (unsigned char *)&uc->uc_flags + PERWINE_UC_SELECTOR_SHIFT / 8;
+}
+
+/*
+ * The Unix side for as long as a handler runs.  With SIGNAL_NATIVE the
+ * kernel did it (the frame carries the saved byte); else store NATIVE
+ * and return the value to resume with.
+ */
+static uint8_t enter_native(ucontext_t *uc, volatile uint8_t *sel)
+{
+	uint8_t resume;
+
+	if (perwine_context_selector(uc) || !sel)
+		return PERWINE_NATIVE;
+	resume = *sel;
+	*sel = PERWINE_NATIVE;
+	return resume;
+}
+
+static void leave_native(volatile uint8_t *sel, uint8_t resume)
+{
+	uint64_t all = ~0ULL;
+
+	if (resume == PERWINE_NATIVE)
+		return;
+	/*
+	 * ABI v1 only: going back to TRAP, a signal taken between this
+	 * store and the sigreturn would run its handler with the selector
+	 * at TRAP, its syscalls and its libc restorer's rt_sigreturn
+	 * trapped.  Block everything; the sigreturn puts back the
+	 * interrupted mask.  (With SIGNAL_NATIVE the kernel restores the
+	 * selector at sigreturn and there is no such window.)
+	 */
+	perwine_native_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, sizeof(all), 0, 0);
+	*sel = resume;
 }
 
 /* A SIGSYS that is no trap of ours: give it to whoever had SIGSYS before. */
@@ -54,7 +121,7 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		/* Die of it, as if we had never been installed. */
 		sigaction_raw(SIGSYS, &dfl, NULL);
 		perwine_native_syscall(SYS_tgkill, perwine_native_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0),
-				perwine_native_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+				       perwine_native_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
 		return;
 	}
 	if (previous.flags & SA_SIGINFO)
@@ -63,72 +130,149 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		((void (*)(int))previous.handler)(sig);
 }
 
-/* The Unix side for as long as a handler runs: returns the value to resume with. */
-static uint8_t enter_native(volatile uint8_t *sel)
+/* A trap of perwine's: SUD uses the same si_code, with si_errno 0. */
+static int is_perwine_trap(const siginfo_t *si)
 {
-	uint8_t resume = sel ? *sel : PERWINE_NATIVE;
-
-	if (sel)
-		*sel = PERWINE_NATIVE;
-	return resume;
-}
-
-static void leave_native(volatile uint8_t *sel, uint8_t resume)
-{
-	uint64_t all = ~0ULL;
-
-	if (resume == PERWINE_NATIVE)
-		return;
-	/*
-	 * Going back to TRAP: a signal taken between this store and the
-	 * sigreturn would run its handler with the selector at TRAP, so
-	 * block everything; the sigreturn puts back the interrupted mask.
-	 */
-	perwine_native_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, sizeof(all), 0, 0);
-	*sel = resume;
+	return si->si_code == SYS_USER_DISPATCH &&
+	       (si->si_errno == PERWINE_TRAP_SELECTOR || si->si_errno == PERWINE_TRAP_VMA);
 }
 
 static void dispatch(int sig, siginfo_t *si, void *ucv)
 {
-	greg_t *regs = ((ucontext_t *)ucv)->uc_mcontext.gregs;
+	const struct dispatcher *d = atomic_load_explicit(&current, memory_order_acquire);
 	volatile uint8_t *sel = perwine_self.selector;
-	perwine_callback cb = atomic_load(&dispatch_cb);
 	const siginfo_t *outer = perwine_self.trap;
-	long args[6];
+	ucontext_t *uc = ucv;
+	greg_t *regs = uc->uc_mcontext.gregs;
+	int saved_errno = errno;
 	uint8_t resume;
+	long args[6];
 
-	if (si->si_code != SYS_USER_DISPATCH || !cb) {
+	/* Whatever runs now, the previous handler included, is Unix side. */
+	resume = enter_native(uc, sel);
+	if (!d || !is_perwine_trap(si)) {
 		chain(sig, si, ucv);
-		return;
+	} else if (d->handler) {
+		perwine_self.trap = si;
+		d->handler(uc, si, d->ctx);
+		perwine_self.trap = outer;
+	} else {
+		args[0] = regs[REG_RDI];
+		args[1] = regs[REG_RSI];
+		args[2] = regs[REG_RDX];
+		args[3] = regs[REG_R10];
+		args[4] = regs[REG_R8];
+		args[5] = regs[REG_R9];
+		perwine_self.trap = si;
+		regs[REG_RAX] = d->cb(si->si_syscall, args, d->ctx);
+		perwine_self.trap = outer;
 	}
-	/* The callback runs on the Unix side: its own syscalls are native. */
-	resume = enter_native(sel);
-	args[0] = regs[REG_RDI];
-	args[1] = regs[REG_RSI];
-	args[2] = regs[REG_RDX];
-	args[3] = regs[REG_R10];
-	args[4] = regs[REG_R8];
-	args[5] = regs[REG_R9];
-	perwine_self.trap = si;
-	regs[REG_RAX] = cb(si->si_syscall, args, atomic_load(&dispatch_ctx));
-	perwine_self.trap = outer;
+	errno = saved_errno;
 	leave_native(sel, resume);
 }
 
-/* Handlers given to perwine_sigaction(), called through wrap_handler(). */
+/* Install, replace or (d NULL) remove the dispatcher. */
+static int install(const struct dispatcher *d)
+{
+	struct kernel_sigaction act = {
+		.handler = (void *)dispatch,
+		/* NODEFER: a callback may run "Windows" code that traps again. */
+		.flags = SA_SIGINFO | SA_RESTORER | SA_NODEFER,
+		.restorer = perwine_restorer,
+	};
+	long ret = 0;
+
+	pthread_mutex_lock(&install_lock);
+	if (!d) {
+		if (!installed) {
+			ret = -ENOENT;
+		} else if ((ret = sigaction_raw(SIGSYS, &previous, NULL)) == 0) {
+			installed = 0;
+			atomic_store_explicit(&current, NULL, memory_order_release);
+		}
+		pthread_mutex_unlock(&install_lock);
+		return ret;
+	}
+	if (d->flags & PERWINE_DISPATCH_ONSTACK)
+		act.flags |= SA_ONSTACK;
+	/* Published before the handler can see it. */
+	atomic_store_explicit(&current, d, memory_order_release);
+	ret = sigaction_raw(SIGSYS, &act, installed ? NULL : &previous);
+	if (ret == 0)
+		installed = 1;
+	pthread_mutex_unlock(&install_lock);
+	return ret;
+}
+
+static int set_dispatcher(perwine_callback cb, perwine_context_handler handler, void *ctx,
+			  unsigned int flags)
+{
+	struct dispatcher *d;
+
+	if (flags & ~PERWINE_DISPATCH_ONSTACK)
+		return -EINVAL;
+	if (!cb && !handler)
+		return install(NULL);
+	d = malloc(sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->cb = cb;
+	d->handler = handler;
+	d->ctx = ctx;
+	d->flags = flags;
+	return install(d);
+}
+
+int perwine_set_dispatcher(perwine_callback cb, void *ctx)
+{
+	return set_dispatcher(cb, NULL, ctx, 0);
+}
+
+int perwine_set_context_dispatcher(perwine_context_handler handler, void *ctx, unsigned int flags)
+{
+	return set_dispatcher(NULL, handler, ctx, flags);
+}
+
+const siginfo_t *perwine_trap_info(void)
+{
+	return perwine_self.trap;
+}
+
+/*
+ * perwine_sigaction() on an ABI v1 kernel: the user's handlers, called
+ * through wrap_handler(), which keeps the selector NATIVE around them.
+ */
 static struct sigaction user_action[_NSIG];
 
 static void wrap_handler(int sig, siginfo_t *si, void *uc)
 {
 	volatile uint8_t *sel = perwine_self.selector;
 	const struct sigaction *act = &user_action[sig];
-	uint8_t resume = enter_native(sel);
+	int saved_errno = errno;
+	uint8_t resume = enter_native(uc, sel);
 
 	if (act->sa_flags & SA_SIGINFO)
 		act->sa_sigaction(sig, si, uc);
 	else
 		act->sa_handler(sig);
+	errno = saved_errno;
 	leave_native(sel, resume);
+}
+
+/* Does this kernel have ABI v2 (SET, SIGNAL_NATIVE)?  A NULL SET faults there. */
+static int kernel_signal_native(void)
+{
+	static _Atomic int known;	/* 0 unknown, 1 no, 2 yes */
+	int k = atomic_load(&known);
+
+	if (!k) {
+		long ret = perwine_native_syscall(SYS_prctl, PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, 0,
+						  PERWINE_CONFIG_SIZE_VER0, 0, 0);
+
+		k = ret == -EFAULT ? 2 : 1;
+		atomic_store(&known, k);
+	}
+	return k == 2;
 }
 
 int perwine_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -138,6 +282,13 @@ int perwine_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 
 	if (sig <= 0 || sig >= _NSIG || sig == SIGSYS || sig == SIGKILL || sig == SIGSTOP)
 		return -EINVAL;
+	/* glibc's own: SIGCANCEL and SIGSETXID live below SIGRTMIN. */
+	if (sig >= 32 && sig < SIGRTMIN)
+		return -EINVAL;
+	/* The kernel keeps the selector right around every handler. */
+	if (kernel_signal_native())
+		return sigaction(sig, act, old) ? -errno : 0;
+
 	ret = sigaction_raw(sig, NULL, &kold);
 	if (ret < 0)
 		return ret;
@@ -165,40 +316,4 @@ int perwine_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 		kact.restorer = perwine_restorer;
 	}
 	return sigaction_raw(sig, &kact, NULL);
-}
-
-const siginfo_t *perwine_trap_info(void)
-{
-	return perwine_self.trap;
-}
-
-int perwine_set_dispatcher(perwine_callback cb, void *ctx)
-{
-	struct kernel_sigaction act = {
-		.handler = (void *)dispatch,
-		/* NODEFER: a callback may run "Windows" code that traps again. */
-		.flags = SA_SIGINFO | SA_RESTORER | SA_NODEFER | SA_ONSTACK,
-		.restorer = perwine_restorer,
-	};
-	long ret;
-
-	if (!cb) {
-		if (!installed)
-			return -ENOENT;
-		ret = sigaction_raw(SIGSYS, &previous, NULL);
-		if (ret < 0)
-			return ret;
-		installed = 0;
-		atomic_store(&dispatch_cb, NULL);
-		return 0;
-	}
-	atomic_store(&dispatch_ctx, ctx);
-	atomic_store(&dispatch_cb, cb);
-	if (installed)
-		return 0;
-	ret = sigaction_raw(SIGSYS, &act, &previous);
-	if (ret < 0)
-		return ret;
-	installed = 1;
-	return 0;
 }

@@ -131,9 +131,20 @@ int perwine_enable(volatile uint8_t *selector)
 	long ret;
 	int old;
 
+	struct perwine_config cfg = {
+		.selector = (uintptr_t)selector,
+		.start = start,
+		.len = len,
+		.flags = PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE,
+	};
+
 	if (perwine_self.enabled)
 		return -EEXIST;
-	ret = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (long)selector, start, len);
+	/* ABI v2: the kernel keeps the selector NATIVE in every signal handler. */
+	ret = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, (long)&cfg, sizeof(cfg), 0);
+	/* ABI v1 knows no SET: the library wraps handlers instead. */
+	if (ret == -EINVAL)
+		ret = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (long)selector, start, len);
 	if (ret < 0)
 		return ret == -EINVAL ? -ENOSYS : ret;
 	old = set_personality_type(PERWINE_PER_WINE);

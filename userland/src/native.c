@@ -12,6 +12,13 @@
 #define STR(x) #x
 #define XSTR(x) STR(x)
 
+/* An indirect branch target (the PLT jumps to perwine_syscall) under CET IBT. */
+#ifdef __CET__
+#define ENDBR "	endbr64\n"
+#else
+#define ENDBR ""
+#endif
+
 __asm__(".text\n"
 	".balign 16\n"
 	".globl perwine_native_begin\n"
@@ -35,6 +42,7 @@ __asm__(".text\n"
 	".hidden perwine_native_syscall\n"
 	"perwine_syscall:\n"
 	"perwine_native_syscall:\n"
+	ENDBR
 	"	mov %rdi, %rax\n"
 	"	mov %rsi, %rdi\n"
 	"	mov %rdx, %rsi\n"
