@@ -101,6 +101,8 @@ static void plain_handler_loop(void)
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
+	/* This child inherited the parent's enabled thread: start over. */
+	perwine_disable();
 	if (perwine_enable(PERWINE_THREAD_SELECTOR) || perwine_set_dispatcher(callback, NULL))
 		_exit(3);
 	if (plain_v1) {
