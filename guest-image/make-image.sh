@@ -11,7 +11,7 @@ set -euo pipefail
 rootfs=$1 kselftests=$2 image=$3
 [ -f "$rootfs" ] || die "no rootfs tarball $rootfs (run guest-image/build-rootfs.sh)"
 [ -f "$kselftests/kernelrelease" ] || die "no kernel build output in $kselftests (run kernel/build-kernel.sh)"
-need_packages e2fsprogs
+need_packages e2fsprogs autoconf automake libtool pkg-config
 
 stage=$(dirname "$image")/stage
 rm -rf "$stage" "$image"
@@ -27,6 +27,13 @@ if git -C "$PERWINE_TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 		tar --null -T - -cf -) | tar -C "$stage/root/perwine" -xf -
 else
 	tar -C "$PERWINE_TOP" --exclude=./out -cf - . | tar -C "$stage/root/perwine" -xf -
+fi
+
+# The configure script is made here, in the host's seconds, not in the
+# guest's emulated minutes (the same Debian release's autotools).
+if [ ! -x "$stage/root/perwine/configure" ]; then
+	(cd "$stage/root/perwine" && autoreconf -fi) > "$PERWINE_OUT/logs/autoreconf.log" 2>&1 ||
+		die "autoreconf failed; log: $PERWINE_OUT/logs/autoreconf.log"
 fi
 
 mkdir -p "$stage/usr/share/perwine"

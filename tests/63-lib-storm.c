@@ -14,6 +14,7 @@
 #define CALLS		3000
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 static __thread long handled;
 static volatile long alarms, alarms_at_trap;
@@ -101,7 +102,12 @@ static void plain_handler_loop(void)
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
-	/* This child inherited the parent's enabled thread: start over. */
+	/* The timer replaces run_child()'s alarm: a CPU limit ends a hang. */
+	struct rlimit cpu = { 30, 30 };
+
+	setrlimit(RLIMIT_CPU, &cpu);
+	/* This child inherited the parent's enabled thread and count: start over. */
+	handled = 0;
 	perwine_disable();
 	if (perwine_enable(PERWINE_THREAD_SELECTOR) || perwine_set_dispatcher(callback, NULL))
 		_exit(3);
