@@ -103,10 +103,10 @@ static const struct row rows[] = {
 	{ "perwine + VMA + 10 VMAs sysinfo", S_PERWINE | S_VMA, OP_SYSINFO, 10, 1, 1, NATIVE_SYSINFO },
 	{ "perwine + VMA + 1000 VMAs sysinfo", S_PERWINE | S_VMA, OP_SYSINFO, 1000, 1, 1, NATIVE_SYSINFO },
 	{ "perwine + VMA + 10000 VMAs sysinfo", S_PERWINE | S_VMA, OP_SYSINFO, 10000, 1, 1, NATIVE_SYSINFO },
-	{ "perwine + VMA, 2 call sites' VMAs alternate", S_PERWINE | S_VMA, OP_SYSINFO_2SITES, 0, 1, 1,
+	{ "perwine + VMA + 2 alternating call-site VMAs", S_PERWINE | S_VMA, OP_SYSINFO_2SITES, 0, 1, 1,
 	  NATIVE_SYSINFO },
 	{ VMA_THREAD_CLOCK, S_PERWINE | S_VMA | S_THREAD_CLOCK, OP_SYSINFO, 0, 1, 1, VMA_THREAD_CLOCK },
-	{ "perwine + VMA sysinfo, mmap churn (thread clock)", S_PERWINE | S_VMA | S_THREAD_CLOCK | S_CHURN,
+	{ "perwine + VMA sysinfo + mmap churn (thread clock)", S_PERWINE | S_VMA | S_THREAD_CLOCK | S_CHURN,
 	  OP_SYSINFO, 0, 1, 1, VMA_THREAD_CLOCK },
 	{ "SUD allowed sysinfo", S_SUD, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
 	{ "seccomp allow-all sysinfo", S_SECCOMP_ALLOW, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
@@ -130,7 +130,7 @@ static const struct row rows[] = {
 	{ "switch: perwine_trap()/perwine_native()", S_LIB, OP_SWITCH_LIB, 0, 1, 1, NATIVE_GETPPID },
 	{ "switch: SUD selector pair", S_SUD, OP_SWITCH_SUD_SEL, 0, 1, 1, NATIVE_GETPPID },
 	{ "switch: personality() pair", S_PERWINE, OP_SWITCH_PERS, 0, 1, 1, NATIVE_GETPPID },
-	{ "switch: SUD prctl pair (off, on)", S_SUD, OP_SWITCH_SUD, 0, 1, 1, NATIVE_GETPPID },
+	{ "switch: SUD prctl pair (off then on)", S_SUD, OP_SWITCH_SUD, 0, 1, 1, NATIVE_GETPPID },
 };
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
 
@@ -495,7 +495,7 @@ static void targets(const double *c)
 {
 	int native = find("native sysinfo"), pw = find("perwine native sysinfo");
 	int vma = find("perwine + VMA present sysinfo"), sud = find("SUD allowed sysinfo");
-	int quiet = find(VMA_THREAD_CLOCK), churn = find("perwine + VMA sysinfo, mmap churn (thread clock)");
+	int quiet = find(VMA_THREAD_CLOCK), churn = find("perwine + VMA sysinfo + mmap churn (thread clock)");
 	int tsel = find("trap: perwine selector"), tsud = find("trap: SUD");
 	double pw_extra = c[pw] - c[native], sud_extra = c[sud] - c[native];
 	double vma_extra = c[vma] - c[pw], churn_over = (c[churn] / c[quiet] - 1) * 100;
