@@ -7,7 +7,7 @@ export PERWINE_OUT
 KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
-.PHONY: help kernel rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
+.PHONY: help kernel kernel-deb debs fresh-check rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
 	kernel-debug image-debug vm-check-debug
 
 help:
@@ -22,17 +22,39 @@ help:
 	@echo "  PERWINE_EXTRA_PACKAGES='pkg ...'  more Debian packages in the guest"
 	@echo "  make vm-check-debug  the whole suite on a KASAN/PROVE_LOCKING/DEBUG_VM kernel"
 	@echo "  make kernel        build the patched guest kernel only"
+	@echo "  make kernel-deb    the patched guest kernel as Debian packages (out/debs/kernel)"
+	@echo "  make debs          the library's Debian packages (dpkg-buildpackage + lintian)"
+	@echo "  make fresh-check   the README's two commands in a clean bookworm chroot"
 	@echo "  make image         build the guest disk image only"
 
 kernel:
 	$(srcdir)/kernel/build-kernel.sh
 
+# The README's two commands on a brand-new machine: a clean bookworm
+# chroot with nothing cached (guest-image/fresh-check.sh).
+fresh-check:
+	$(srcdir)/guest-image/fresh-check.sh
+
+# The guest kernel as Debian packages (the kernel's bindeb-pkg).
+kernel-deb: kernel
+	$(srcdir)/kernel/build-kernel-deb.sh
+
+# The library's Debian packages (dpkg-buildpackage, lintian).
+debs:
+	@$(srcdir)/scripts/build-debs.sh >/dev/null
+
 rootfs:
 	$(srcdir)/guest-image/build-rootfs.sh >/dev/null
 
+# make vm-check (the whole suite) also installs the library's Debian
+# packages in the guest: the image then carries them.  (A target-specific
+# variable holds for the target's prerequisites too.)
+vm-check vm-check-debug: PERWINE_WITH_DEBS = $(if $(PERWINE_TESTS),,yes)
+image_debs = $(if $(PERWINE_WITH_DEBS),"$$($(srcdir)/scripts/build-debs.sh)")
+
 image: kernel rootfs
 	$(srcdir)/guest-image/make-image.sh "$$($(srcdir)/guest-image/build-rootfs.sh)" \
-		$(PERWINE_OUT)/kselftests-guest $(GUEST_IMAGE)
+		$(PERWINE_OUT)/kselftests-guest $(GUEST_IMAGE) $(image_debs)
 
 # make vm-check TESTS='tests/30-vma ...' runs only those tests.  Only a
 # TESTS from the command line or the environment counts: after
@@ -76,7 +98,7 @@ kernel-debug:
 
 image-debug: kernel-debug rootfs
 	$(srcdir)/guest-image/make-image.sh "$$($(srcdir)/guest-image/build-rootfs.sh)" \
-		$(PERWINE_OUT)/kselftests-debug $(DEBUG_GUEST_IMAGE)
+		$(PERWINE_OUT)/kselftests-debug $(DEBUG_GUEST_IMAGE) $(image_debs)
 
 vm-check-debug: image-debug
 	@export PERWINE_RUN_NAME=check-debug; \

@@ -3,12 +3,14 @@
 # the project's source tree, the kernel's kselftests and the guest init
 # inside (mke2fs -d: no loop mount).
 #
-#   guest-image/make-image.sh ROOTFS_TARBALL KSELFTEST_DIR IMAGE
+#   guest-image/make-image.sh ROOTFS_TARBALL KSELFTEST_DIR IMAGE [DEBS_DIR]
+# DEBS_DIR: the library's Debian packages (scripts/build-debs.sh), put in
+# /root/debs for the guest to install after make check.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
-[ $# -eq 3 ] || die "usage: $0 ROOTFS_TARBALL KSELFTEST_DIR IMAGE"
-rootfs=$1 kselftests=$2 image=$3
+[ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: $0 ROOTFS_TARBALL KSELFTEST_DIR IMAGE [DEBS_DIR]"
+rootfs=$1 kselftests=$2 image=$3 debs=${4:-}
 [ -f "$rootfs" ] || die "no rootfs tarball $rootfs (run guest-image/build-rootfs.sh)"
 [ -f "$kselftests/kernelrelease" ] || die "no kernel build output in $kselftests (run kernel/build-kernel.sh)"
 need_packages e2fsprogs autoconf automake libtool pkg-config
@@ -34,6 +36,11 @@ fi
 if [ ! -x "$stage/root/perwine/configure" ]; then
 	(cd "$stage/root/perwine" && autoreconf -fi) > "$PERWINE_OUT/logs/autoreconf.log" 2>&1 ||
 		die "autoreconf failed; log: $PERWINE_OUT/logs/autoreconf.log"
+fi
+
+if [ -n "$debs" ]; then
+	mkdir -p "$stage/root/debs"
+	cp "$debs"/*.deb "$stage/root/debs/" || die "no packages in $debs"
 fi
 
 mkdir -p "$stage/usr/share/perwine"

@@ -20,8 +20,8 @@
  *   natively while the selector is NATIVE, with NOSYSCALL memory around.
  * - setgid() from another thread makes glibc broadcast SIGSETXID to
  *   threads running Windows code, and every thread has its own
- *   sigaltstack.  SIGUSR1/SIGUSR2 suspend and resume them with
- *   MINI_NTDLL_SUSPEND=1 (it hangs today: not understood yet).
+ *   sigaltstack.  SIGUSR1/SIGUSR2 suspend and resume them, as Wine's
+ *   NtSuspendThread does (MINI_NTDLL_NO_SUSPEND=1 leaves that out).
  *
  * Every emulated call is checked and counted: the program exits 0 only
  * when each thread's Windows side got what it asked for and no call was
@@ -294,6 +294,12 @@ static void sigsys_redirect(ucontext_t *uc, const siginfo_t *si, void *ctx)
 
 /* ---- Suspend and resume, as Wine's NtSuspendThread does with SIGUSR1 ---- */
 
+/*
+ * SIGUSR2 is blocked while this runs (the action's sa_mask) and only
+ * sigsuspend() unblocks it: a resume sent between the test of the flag
+ * and the sigsuspend() then waits for it instead of being lost, which
+ * would leave the thread suspended for good.
+ */
 static void on_suspend(int sig)
 {
 	struct teb *teb = current_teb;
@@ -412,7 +418,7 @@ int main(int argc, char **argv)
 	/* A hang fails instead of stalling the test run. */
 	alarm(120);
 	trace = getenv("MINI_NTDLL_TRACE") != NULL;
-	suspend = getenv("MINI_NTDLL_SUSPEND") != NULL;
+	suspend = getenv("MINI_NTDLL_NO_SUSPEND") == NULL;
 	if (!perwine_available(&why)) {
 		printf("mini-ntdll: skipped: %s\n", why);
 		return 77;
@@ -438,8 +444,11 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_suspend;
 	sa.sa_flags = SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR2);
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = on_resume;
+	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR2, &sa, NULL);
 
 	for (int i = 0; i < nthreads; i++) {
@@ -465,11 +474,6 @@ int main(int argc, char **argv)
 				failed = 1;
 			setgids++;
 		}
-		/*
-		 * Suspend/resume is opt-in (MINI_NTDLL_SUSPEND=1): with it the
-		 * run hangs after a resumed thread's next trap, not understood
-		 * yet (see the README).
-		 */
 		if (!suspend)
 			continue;
 		TRACE("suspend round %d\n", round);
