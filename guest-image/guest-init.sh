@@ -120,8 +120,8 @@ check | distcheck | bench)
 		# An instruction count varies only by work that lands in a
 		# round (HZ=250: a tick per 4 million instructions; slab refills
 		# and RCU work on the signal paths): rounds of tens of millions
-		# of instructions, and the minimum of five (perwine-bench).
-		make -j"$(nproc)" bench BENCH_ITERATIONS=40000 BENCH_ROUNDS=5 \
+		# of instructions, and the minimum of nine (perwine-bench).
+		make -j"$(nproc)" bench BENCH_ITERATIONS=20000 BENCH_ROUNDS=9 \
 			> "$results/make-$mode.log" 2>&1
 	else
 		make -j"$(nproc)" "$mode" > "$results/make-$mode.log" 2>&1

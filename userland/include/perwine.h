@@ -88,6 +88,12 @@ struct perwine_config {
 #define PERWINE_CONFIG_SIZE_VER0	32	/* sizeof(struct perwine_config), v1 */
 #endif
 
+/* ABI v2: a stopped tracee's configuration (addr = size, data = config). */
+#ifndef PTRACE_GET_PERWINE_CONFIG
+#define PTRACE_GET_PERWINE_CONFIG	0x4260
+#define PTRACE_SET_PERWINE_CONFIG	0x4261
+#endif
+
 /*
  * With PERWINE_FLAG_SIGNAL_NATIVE, a signal frame's uc_flags carries the
  * selector byte the handler interrupted (UC_PERWINE_SELECTOR and
