@@ -240,16 +240,26 @@ static void one(enum op op)
 /* Cost per syscall of n calls after a warm-up of n / 10. */
 static double timed(enum op op, long n)
 {
-	double start;
+	double start, elapsed;
 	long i;
 
 	for (i = 0; i < n / 10; i++)
 		one(op);
-	start = now_ns();
-	for (i = 0; i < n; i++)
-		one(op);
+	for (;;) {
+		start = now_ns();
+		for (i = 0; i < n; i++)
+			one(op);
+		elapsed = now_ns() - start;
+		/*
+		 * A thread's CPU clock may advance in ticks (an unstable
+		 * sched_clock): a short round can read 0.  Go longer.
+		 */
+		if (elapsed > 0 || n >= 1L << 24)
+			break;
+		n *= 4;
+	}
 	/* The two-site row makes two syscalls a call. */
-	return (now_ns() - start) / n / (op == OP_SYSINFO_2SITES ? 2 : 1);
+	return elapsed / n / (op == OP_SYSINFO_2SITES ? 2 : 1);
 }
 
 /* Maps and unmaps memory that no syscall comes from, until told to stop. */
