@@ -20,7 +20,7 @@ mkdir -p "$PERWINE_OUT/logs"
 
 mounts=()
 cleanup() {
-	local m
+	local i
 	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
 		umount -l "${mounts[i]}" 2>/dev/null || true
 	done

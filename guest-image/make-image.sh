@@ -20,16 +20,9 @@ rm -rf "$stage" "$image"
 mkdir -p "$stage"
 tar -C "$stage" --numeric-owner -xf "$rootfs"
 
-# The source tree: what git tracks plus what is new and not ignored, so
-# a local edit is tested without a commit; never the build output.
+# The source tree, local edits included (scripts/common.sh: source_files).
 mkdir -p "$stage/root/perwine"
-if git -C "$PERWINE_TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	(cd "$PERWINE_TOP" && git ls-files -z -co --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-		tar --null -T - -cf -) | tar -C "$stage/root/perwine" -xf -
-else
-	tar -C "$PERWINE_TOP" --exclude=./out -cf - . | tar -C "$stage/root/perwine" -xf -
-fi
+copy_sources "$stage/root/perwine"
 
 # The configure script is made here, in the host's seconds, not in the
 # guest's emulated minutes (the same Debian release's autotools).

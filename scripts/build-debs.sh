@@ -12,18 +12,8 @@ set -euo pipefail
 need_packages dpkg-dev debhelper fakeroot lintian build-essential autoconf automake \
 	libtool pkg-config
 
-# The files a package is built from: what git tracks plus what is new and
-# not ignored (as in the guest image), minus the host's tooling.
-list_sources() {
-	if git -C "$PERWINE_TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		git -C "$PERWINE_TOP" ls-files -co --exclude-standard |
-			while IFS= read -r f; do [ -e "$PERWINE_TOP/$f" ] && echo "$f"; done
-	else
-		(cd "$PERWINE_TOP" && find . -path ./out -prune -o -type f -print | sed 's|^\./||')
-	fi
-}
-
-mapfile -t sources < <(list_sources | sort)
+# The packages are built from the source files the guest image gets.
+mapfile -d '' -t sources < <(source_files | sort -z)
 key=$(cd "$PERWINE_TOP" && hash_files "${sources[@]}")
 dest=$PERWINE_CACHE/debs/$key
 if [ -f "$dest/.done" ]; then
@@ -36,8 +26,7 @@ log=$PERWINE_OUT/logs/debs.log
 work=$(mktemp -d "${TMPDIR:-/tmp}/perwine-debs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/perwine" "$(dirname "$log")"
-(cd "$PERWINE_TOP" && printf '%s\0' "${sources[@]}" | tar --null -T - -cf -) |
-	tar -C "$work/perwine" -xf -
+copy_sources "$work/perwine"
 run_logged "$log" sh -c "cd '$work/perwine' && dpkg-buildpackage -us -uc -b"
 
 # lintian reports on stderr and in the log; errors fail the build.

@@ -51,6 +51,24 @@ need_packages() {
 	fi
 }
 
+# The project's source files, NUL-separated and relative to the top:
+# what git tracks plus what is new and not ignored, so that a local edit
+# counts without a commit; never the build output.  Outside a git
+# checkout: every file but out/.
+source_files() {
+	if git -C "$PERWINE_TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$PERWINE_TOP" && git ls-files -z -co --exclude-standard |
+			while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done)
+	else
+		(cd "$PERWINE_TOP" && find . -path ./out -prune -o -type f -print0 | sed -z 's|^\./||')
+	fi
+}
+
+# copy_sources DIR: those files into DIR, with their paths.
+copy_sources() {
+	(cd "$PERWINE_TOP" && source_files | tar --null -T - -cf -) | tar -C "$1" -xf -
+}
+
 # A short hash of the given files' names (relative to the top, however
 # they were named on the command line) and contents.
 hash_files() {
