@@ -7,7 +7,7 @@ export PERWINE_OUT
 KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
-.PHONY: help kernel kernel-deb debs fresh-check rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
+.PHONY: help kernel kernel-deb kernel-distro-check debs fresh-check rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
 	kernel-debug image-debug vm-check-debug
 
 help:
@@ -23,6 +23,7 @@ help:
 	@echo "  make vm-check-debug  the whole suite on a KASAN/PROVE_LOCKING/DEBUG_VM kernel"
 	@echo "  make kernel        build the patched guest kernel only"
 	@echo "  make kernel-deb    the patched guest kernel as Debian packages (out/debs/kernel)"
+	@echo "  make kernel-distro-check  compile the series's objects with Debian's amd64 config"
 	@echo "  make debs          the library's Debian packages (dpkg-buildpackage + lintian)"
 	@echo "  make fresh-check   the README's two commands in a clean bookworm chroot"
 	@echo "  make image         build the guest disk image only"
@@ -38,6 +39,11 @@ fresh-check:
 # The guest kernel as Debian packages (the kernel's bindeb-pkg).
 kernel-deb: kernel
 	$(srcdir)/kernel/build-kernel-deb.sh
+
+# The series compiled with Debian's own amd64 config (linux-config-6.1),
+# only the objects it touches.
+kernel-distro-check:
+	$(srcdir)/kernel/check-distro-config.sh
 
 # The library's Debian packages (dpkg-buildpackage, lintian).
 debs:

@@ -13,7 +13,8 @@
 # PERWINE_SHARE (a host folder shared read-write at /mnt/share),
 # PERWINE_CMD (the command of run mode), PERWINE_TESTS (a subset of the
 # suite for check mode), PERWINE_BENCH_CLOCK=icount|wall (bench mode:
-# icount, the default under TCG, counts guest instructions).
+# icount, the default under TCG, counts guest instructions; run mode
+# boots with icount when it is set to icount).
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -70,7 +71,7 @@ fi
 # guest time advances 1 ns per executed instruction.  That needs one
 # vCPU on one TCG thread (icount with -smp 2 hung at boot here).
 clock=wall
-if [ "$mode" = bench ]; then
+if [ "$mode" = bench ] || { [ "$mode" = run ] && [ -n "${PERWINE_BENCH_CLOCK:-}" ]; }; then
 	clock=${PERWINE_BENCH_CLOCK:-$([ "$accel" = tcg ] && echo icount || echo wall)}
 	case $clock in
 	icount) [ "$accel" = tcg ] || die "PERWINE_BENCH_CLOCK=icount needs TCG (PERWINE_ACCEL=tcg)" ;;
