@@ -170,14 +170,7 @@ int main(void)
 	prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
 
 	/* PTRACE_GET/SET_PERWINE_CONFIG */
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		alarm(20);
-		tracee();
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
-		tap_bail("the tracee did not stop");
+	pid = start_tracee(tracee);
 	memset(&cfg, 0xff, sizeof(cfg));
 	r = ptrace_cfg(PTRACE_GET_PERWINE_CONFIG, pid, sizeof(cfg), &cfg);
 	tap_ok(r == 0 && cfg.selector == (uintptr_t)&child_sel && cfg.start == 0x10000 &&

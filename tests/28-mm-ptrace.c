@@ -112,14 +112,7 @@ static void test_ptrace_syscall(void)
 	struct user_regs_struct regs;
 	pid_t pid;
 
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		alarm(20);
-		tracee();
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
-		tap_bail("tracee did not stop");
+	pid = start_tracee(tracee);
 	ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL);
 	for (int sig = 0;;) {
 		if (ptrace(PTRACE_SYSCALL, pid, 0, sig) || waitpid(pid, &status, 0) != pid)

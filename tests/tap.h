@@ -184,14 +184,16 @@ static inline void tap_require_perwine_v2(void)
 		tap_skip_all("kernel without PR_WINE_DISPATCH_SET (ABI v2)");
 }
 
-/* Run fn in a forked child; returns its wait status. */
+/* Run fn in a forked child; returns its wait status (its pid: last_child). */
+static pid_t last_child;
+
 static inline int run_child(void (*fn)(void))
 {
 	pid_t pid;
 	int status;
 
 	fflush(stdout);
-	pid = fork();
+	pid = last_child = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -202,6 +204,27 @@ static inline int run_child(void (*fn)(void))
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
 	return status;
+}
+
+/*
+ * Fork a tracee running fn, which starts with PTRACE_TRACEME and
+ * raise(SIGSTOP); returns its pid once it has stopped.
+ */
+static inline pid_t start_tracee(void (*fn)(void))
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		fn();
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		tap_bail("the tracee did not stop");
+	return pid;
 }
 
 static inline int killed_by(int status, int sig)
