@@ -8,8 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
-need_packages build-essential bc bison flex libelf-dev libssl-dev cpio rsync kmod \
-	dpkg-dev fakeroot
+need_packages "${KERNEL_BUILD_PACKAGES[@]}" dpkg-dev fakeroot
 
 tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 flavor=${PERWINE_KERNEL_FLAVOR:-guest}

@@ -9,7 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
-need_packages build-essential bc bison flex libelf-dev libssl-dev cpio rsync kmod
+need_packages "${KERNEL_BUILD_PACKAGES[@]}"
 
 tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 flavor=${PERWINE_KERNEL_FLAVOR:-guest}

@@ -10,16 +10,15 @@
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
-need_packages build-essential bc bison flex libelf-dev libssl-dev cpio rsync kmod \
-	linux-config-6.1 xz-utils
+need_packages "${KERNEL_BUILD_PACKAGES[@]}" linux-config-6.1 xz-utils
 
 tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 objdir=$(dirname "$tree")/obj-distro
 log=$PERWINE_OUT/logs/kernel-distro.log
 mkdir -p "$objdir" "$PERWINE_OUT/logs"
 
-config=$(ls /usr/src/linux-config-6.1/config.amd64_none_amd64.xz 2>/dev/null) ||
-	die "linux-config-6.1 has no config.amd64_none_amd64.xz in /usr/src/linux-config-6.1"
+config=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
+[ -f "$config" ] || die "linux-config-6.1 has no $config"
 
 # What the series changes in C, and what includes what it changes in
 # headers on the paths it touches.

@@ -33,6 +33,9 @@ run_logged() {
 	say "done in $((SECONDS - start))s"
 }
 
+# What building the kernel takes (headers_install needs rsync).
+KERNEL_BUILD_PACKAGES=(build-essential bc bison flex libelf-dev libssl-dev cpio rsync kmod)
+
 # Install the Debian packages named, only those not installed yet.
 need_packages() {
 	local missing=() p

@@ -184,16 +184,14 @@ static inline void tap_require_perwine_v2(void)
 		tap_skip_all("kernel without PR_WINE_DISPATCH_SET (ABI v2)");
 }
 
-/* Run fn in a forked child; returns its wait status (its pid: last_child). */
-static pid_t last_child;
-
+/* Run fn in a forked child; returns its wait status. */
 static inline int run_child(void (*fn)(void))
 {
 	pid_t pid;
 	int status;
 
 	fflush(stdout);
-	pid = last_child = fork();
+	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
