@@ -8,6 +8,7 @@ KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
 .PHONY: help kernel kernel-deb kernel-distro-check debs fresh-check rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
+	vm-x86-selftests \
 	kernel-debug image-debug vm-check-debug
 
 help:
@@ -21,6 +22,7 @@ help:
 	@echo "  make vm-check TESTS='tests/30-vma ...'  run only those tests"
 	@echo "  PERWINE_EXTRA_PACKAGES='pkg ...'  more Debian packages in the guest"
 	@echo "  make vm-check-debug  the whole suite on a KASAN/PROVE_LOCKING/DEBUG_VM kernel"
+	@echo "  make vm-x86-selftests  the kernel's x86 selftests on the unpatched and the patched kernel"
 	@echo "  make kernel        build the patched guest kernel only"
 	@echo "  make kernel-deb    the patched guest kernel as Debian packages (out/debs/kernel)"
 	@echo "  make kernel-distro-check  compile the series's objects with Debian's amd64 config"
@@ -93,6 +95,11 @@ vm-run:
 	@PERWINE_CMD="$(CMD)" $(srcdir)/guest-image/vm-run.sh --check
 	@$(MAKE) --no-print-directory -s image >&2
 	@PERWINE_CMD="$(CMD)" $(srcdir)/guest-image/vm-run.sh $(KERNEL_IMAGE) $(GUEST_IMAGE)
+
+# The kernel's own x86 selftests on the unpatched kernel (same config,
+# built in a tree of its own) and on the patched one, in one table.
+vm-x86-selftests: image
+	$(srcdir)/guest-image/vm-x86-selftests.sh $(KERNEL_IMAGE) $(GUEST_IMAGE)
 
 # The debug kernel: the same series with KASAN, PROVE_LOCKING,
 # DEBUG_ATOMIC_SLEEP and DEBUG_VM, in its own object dir and image.

@@ -6,18 +6,36 @@
 #
 #   kernel/build-kernel.sh [FRAGMENT...]
 # PERWINE_KERNEL_FLAVOR=name builds in a separate object dir (e.g. debug).
+# PERWINE_KERNEL_FLAVOR=stock builds the same config without the series,
+# in a tree of its own (the x86 selftests' reference, make vm-x86-selftests).
+# PERWINE_KERNEL_OBJECTS="a.o b.o" compiles only those objects (the ones
+# present in the tree, with -Werror) instead of bzImage: check-series.sh.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
 need_packages "${KERNEL_BUILD_PACKAGES[@]}"
 
-tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 flavor=${PERWINE_KERNEL_FLAVOR:-guest}
+config=$PERWINE_TOP/kernel/perwine.config
+if [ "$flavor" = stock ]; then
+	# An empty series in a cache of its own: the patched tree is not touched.
+	export PERWINE_CACHE=$PERWINE_CACHE/stock
+	export PERWINE_SERIES_DIR=$PERWINE_CACHE/empty-series
+	mkdir -p "$PERWINE_SERIES_DIR"
+	: > "$PERWINE_SERIES_DIR/series"
+fi
+tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 objdir=$(dirname "$tree")/obj-$flavor
 mkdir -p "$objdir" "$PERWINE_OUT/logs"
 log=$PERWINE_OUT/logs/kernel-$flavor.log
+if [ "$flavor" = stock ]; then
+	config=$objdir/stock.config
+	{ grep -v -e PER_WINE -e LOCALVERSION= "$PERWINE_TOP/kernel/perwine.config"
+	  echo 'CONFIG_LOCALVERSION="-stock"'; } > "$config.new"
+	cmp -s "$config.new" "$config" && rm "$config.new" || mv "$config.new" "$config"
+fi
 
-fragments=("$tree/kernel/configs/kvm_guest.config" "$PERWINE_TOP/kernel/perwine.config")
+fragments=("$tree/kernel/configs/kvm_guest.config" "$config")
 for f in "$@"; do fragments+=("$(realpath "$f")"); done
 
 # Reconfigure only when a fragment changed, so a rebuild with nothing
@@ -39,6 +57,24 @@ fi
 missing=$(cat "${fragments[@]:1}" | grep -E '^CONFIG_[A-Z0-9_]+=' | while IFS= read -r line; do
 	grep -qxF "$line" "$objdir/.config" || echo "$line"
 done)
+if [ -n "${PERWINE_KERNEL_OBJECTS:-}" ]; then
+	# A prefix of the series may not have the Kconfig entry yet.
+	[ -z "$missing" ] || say "config options not set at this point of the series: $(echo $missing)"
+	objects=()
+	for o in $PERWINE_KERNEL_OBJECTS; do
+		[ -f "$tree/${o%.o}.c" ] && objects+=("$o")
+	done
+	run_logged "$log.objects" make -C "$tree" O="$objdir" -j"$(nproc)" KCFLAGS=-Werror "${objects[@]}"
+	# No link here: at least every perwine or dispatch helper one of
+	# them calls must be defined by one of them.
+	undefined=$(cd "$objdir" && nm -u "${objects[@]}" | awk '$1 == "U" { print $2 }' |
+		grep -E '^(perwine_|syscall_dispatch_)' | sort -u || true)
+	defined=$(cd "$objdir" && nm --defined-only "${objects[@]}" | awk 'NF == 3 { print $3 }' | sort -u)
+	missing=$(comm -23 <(echo "$undefined") <(echo "$defined") | sed '/^$/d')
+	[ -z "$missing" ] || die "called but defined nowhere: $(echo $missing)"
+	say "compiled ${#objects[@]} objects, $(echo "$undefined" | grep -c .) perwine symbols resolved"
+	exit 0
+fi
 [ -z "$missing" ] || die "config options not set (dependencies missing?): $(echo $missing)"
 
 run_logged "$log.build" make -C "$tree" O="$objdir" -j"$(nproc)" bzImage
@@ -57,9 +93,12 @@ sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$objdir"/include/generated/{comp
 [ -s "$ksdir/kernelversion" ] || die "no UTS_VERSION in $objdir/include/generated"
 make -s -C "$tree" O="$objdir" headers_install INSTALL_HDR_PATH="$ksdir/usr" >>"$log" 2>&1 ||
 	die "headers_install failed; log: $log"
-for d in kselftest_harness.h kselftest.h syscall_user_dispatch seccomp perwine; do
+for d in kselftest_harness.h kselftest.h lib.mk syscall_user_dispatch seccomp perwine x86; do
 	if [ -e "$tree/tools/testing/selftests/$d" ]; then
 		cp -a "$tree/tools/testing/selftests/$d" "$ksdir/"
 	fi
 done
+# The x86 selftests include one kernel header by its path in the tree.
+mkdir -p "$ksdir/arch/x86/include/asm"
+cp "$tree/arch/x86/include/asm/desc_defs.h" "$ksdir/arch/x86/include/asm/"
 say "kselftests and headers: $ksdir"

@@ -20,18 +20,7 @@ mkdir -p "$objdir" "$PERWINE_OUT/logs"
 config=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 [ -f "$config" ] || die "linux-config-6.1 has no $config"
 
-# What the series changes in C, and what includes what it changes in
-# headers on the paths it touches.
-objects=$(grep -h '^+++ b/.*\.c$' "$PERWINE_TOP"/kernel/patches/*.patch | sed 's|^+++ b/||' |
-	grep -v '^tools/' | sed 's/\.c$/.o/' | sort -u)
-objects+="
-kernel/entry/syscall_user_dispatch.o
-kernel/signal.o
-kernel/sched/core.o
-mm/mremap.o
-mm/memory.o
-arch/x86/kernel/process_64.o
-arch/x86/kernel/ptrace.o"
+objects=$(series_objects)
 # shellcheck disable=SC2086
 set -- $objects
 

@@ -36,6 +36,18 @@ run_logged() {
 # What building the kernel takes (headers_install needs rsync).
 KERNEL_BUILD_PACKAGES=(build-essential bc bison flex libelf-dev libssl-dev cpio rsync kmod)
 
+# The kernel objects the series touches: every .c file a patch changes,
+# and what includes what it changes in headers on the paths it touches
+# (entry, signal, mm, ptrace, proc).  One per line.
+series_objects() {
+	{
+		grep -h '^+++ b/.*\.c$' "$PERWINE_TOP"/kernel/patches/*.patch | sed 's|^+++ b/||' |
+			grep -v '^tools/' | sed 's/\.c$/.o/'
+		printf '%s\n' kernel/entry/syscall_user_dispatch.o kernel/signal.o kernel/sched/core.o \
+			mm/mremap.o mm/memory.o arch/x86/kernel/process_64.o arch/x86/kernel/ptrace.o
+	} | sort -u
+}
+
 # Install the Debian packages named, only those not installed yet.
 need_packages() {
 	local missing=() p

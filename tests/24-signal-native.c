@@ -244,19 +244,27 @@ static void page_alarm(int sig, siginfo_t *si, void *ucv)
 	stop_spinning = 1;
 }
 
-static void *protect_later(void *arg)
+/*
+ * The helper thread has no selector of its own: it waits until the main
+ * thread spins at TRAP, changes the page, and only then sends the signal,
+ * so the delivery always meets the changed page (a timer raced it under load).
+ */
+static void *protect_then_signal(void *arg)
 {
-	(void)arg;
-	usleep(10000);
-	mprotect(sel_page, 4096, sel_page_prot);
+	pthread_t *spinner = arg;
+
+	while (!spinner_ready)
+		;
+	if (mprotect(sel_page, 4096, sel_page_prot))
+		_exit(5);
+	pthread_kill(*spinner, SIGALRM);
 	return NULL;
 }
 
 static void selector_page_lost(void)
 {
 	struct perwine_config cfg;
-	struct itimerval it = { .it_value.tv_usec = 50000 };
-	pthread_t t;
+	pthread_t t, self = pthread_self();
 
 	sel_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	install(SIGALRM, page_alarm);
@@ -265,9 +273,9 @@ static void selector_page_lost(void)
 	cfg.flags = config_flags;
 	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, &cfg, sizeof(cfg), 0))
 		_exit(3);
-	pthread_create(&t, NULL, protect_later, NULL);
-	setitimer(ITIMER_REAL, &it, NULL);
+	pthread_create(&t, NULL, protect_then_signal, &self);
 	set_perwine(1);
+	spinner_ready = 1;
 	while (!stop_spinning)
 		;
 	_exit(0);
@@ -278,6 +286,7 @@ static int run_with(void (*fn)(void), unsigned int flags)
 	memset(seen, 0, sizeof(*seen));
 	seen->saved = seen->nested_saved = -2;
 	inner_done = 0;
+	spinner_ready = 0;
 	config_flags = flags;
 	stop_spinning = 0;
 	return run_child(fn);

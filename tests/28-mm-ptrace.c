@@ -2,7 +2,9 @@
 /*
  * PROT_NOSYSCALL next to the rest of mm (ABI v2, "Exact NOSYSCALL
  * bookkeeping"): PROT_EXEC | PROT_NOSYSCALL gets the execute-only
- * protection key as PROT_EXEC does, remap_file_pages() keeps it; and a
+ * protection key as PROT_EXEC does, remap_file_pages() keeps it, the
+ * count of NOSYSCALL pages (VmNoSys: in /proc/PID/status) is exact and a
+ * failed mmap(), mprotect() or pkey_mprotect() changes nothing; and a
  * PTRACE_SYSCALL tracer gets no syscall stop for a trapped syscall.
  */
 #include <signal.h>
@@ -141,10 +143,63 @@ static void test_ptrace_syscall(void)
 	       getppid_stops);
 }
 
+/* VmNoSys and the mapping at P after a call that must fail with ERR. */
+static void failed_leaves_nothing(long ret, int err, const char *what, const void *p, long kb)
+{
+	int e = errno;
+
+	tap_ok(ret == -1 && e == err && status_kb("VmNoSys") == kb && !smaps_has_flag(p, "ns"),
+	       "%s fails with %s and leaves VmNoSys at %ld kB, no ns (%ld, %s, %ld kB)",
+	       what, strerror(err), kb, ret, strerror(e), status_kb("VmNoSys"));
+}
+
+/* The exact count, and calls that fail before or while changing anything. */
+static void test_exact_count(void)
+{
+	const int rx = PROT_READ | PROT_EXEC;
+	long before = status_kb("VmNoSys");
+	unsigned char *p = mmap(NULL, 3 * PAGE, rx | PROT_NOSYSCALL, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *hole = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *big;
+	long kb, r;
+	int e;
+
+	if (p == MAP_FAILED || hole == MAP_FAILED || munmap(hole, PAGE))
+		tap_bail("mmap: %s", strerror(errno));
+	kb = status_kb("VmNoSys");
+	mprotect(p + 2 * PAGE, PAGE, rx);
+	tap_ok(kb == before + 12 && status_kb("VmNoSys") == before + 8,
+	       "VmNoSys counts NOSYSCALL pages: +12 kB after mmap, +8 kB after one page is mprotected away (%ld, %ld, %ld)",
+	       before, kb, status_kb("VmNoSys"));
+
+	kb = status_kb("VmNoSys");
+	failed_leaves_nothing(mprotect(p + 2 * PAGE, PAGE, rx | PROT_NOSYSCALL | 0x80), EINVAL,
+			      "mprotect(PROT_NOSYSCALL | 0x80, an unknown bit)", p + 2 * PAGE, kb);
+	failed_leaves_nothing(syscall(SYS_pkey_mprotect, p + 2 * PAGE, PAGE, rx | PROT_NOSYSCALL, 15), EINVAL,
+			      "pkey_mprotect(PROT_NOSYSCALL) with a key never allocated", p + 2 * PAGE, kb);
+	failed_leaves_nothing((long)mmap(p + 2 * PAGE, PAGE, rx | PROT_NOSYSCALL,
+					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0), EEXIST,
+			      "mmap(PROT_NOSYSCALL, MAP_FIXED_NOREPLACE) over a mapping", p + 2 * PAGE, kb);
+	r = mprotect(hole, PAGE, rx | PROT_NOSYSCALL);
+	e = errno;
+	tap_ok(r == -1 && e == ENOMEM && status_kb("VmNoSys") == kb,
+	       "mprotect(PROT_NOSYSCALL) of unmapped memory fails with ENOMEM, VmNoSys unchanged (%s, %ld kB)",
+	       strerror(e), status_kb("VmNoSys"));
+	big = mmap(NULL, 1UL << 47, rx | PROT_NOSYSCALL, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	e = errno;
+	tap_ok(big == MAP_FAILED && e == ENOMEM && status_kb("VmNoSys") == kb,
+	       "mmap(PROT_NOSYSCALL) larger than the address space fails with ENOMEM, VmNoSys unchanged (%s, %ld kB)",
+	       strerror(e), status_kb("VmNoSys"));
+
+	munmap(p, 3 * PAGE);
+	tap_ok(status_kb("VmNoSys") == before, "munmap() brings VmNoSys back to %ld kB (%ld)",
+	       before, status_kb("VmNoSys"));
+}
+
 int main(void)
 {
 	tap_require_perwine_v2();
-	tap_plan(8);
+	tap_plan(15);
 	install_recorder();
 	trap_return = 42;
 	if (dispatch_on(&test_sel, 0, 0) || set_perwine(1))
@@ -152,5 +207,6 @@ int main(void)
 	test_exec_only();
 	test_remap_file_pages();
 	test_ptrace_syscall();
+	test_exact_count();
 	return tap_done();
 }

@@ -140,6 +140,30 @@ static inline int smaps_count_flag(const char *flag)
 	return count;
 }
 
+/*
+ * A "NAME:  N kB" line of /proc/self/status ("VmNoSys"), in kB.  A
+ * missing line bails out: a check that it stays 0 must not pass on a
+ * kernel that does not have it.
+ */
+static inline long status_kb(const char *name)
+{
+	size_t n = strlen(name);
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		tap_bail("cannot open /proc/self/status: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, name, n) == 0 && line[n] == ':' &&
+		    sscanf(line + n + 1, "%ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	if (kb < 0)
+		tap_bail("no %s line in /proc/self/status", name);
+	return kb;
+}
+
 /* PR_WINE_DISPATCH_GET of the calling thread: 0 or -errno. */
 static inline int get_config(struct perwine_config *cfg)
 {
