@@ -40,7 +40,10 @@ for f in "$@"; do fragments+=("$(realpath "$f")"); done
 
 # Reconfigure only when a fragment changed, so a rebuild with nothing
 # new stays a no-op for make.
-cfg_hash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
+# check-series.sh also reconfigures at every step: a patch may add the
+# Kconfig entry the fragments ask for.
+cfg_hash=$( (cat "${fragments[@]}"
+	[ -z "${PERWINE_KERNEL_OBJECTS:-}" ] || cat "$(dirname "$tree")/.applied-hash") | sha256sum | cut -c1-16)
 if [ "$(cat "$objdir/.perwine-config-hash" 2>/dev/null)" != "$cfg_hash" ] || [ ! -f "$objdir/.config" ]; then
 	say "configuring $flavor kernel in $objdir"
 	make -C "$tree" O="$objdir" tinyconfig >"$log" 2>&1 ||
@@ -62,6 +65,11 @@ if [ -n "${PERWINE_KERNEL_OBJECTS:-}" ]; then
 	[ -z "$missing" ] || say "config options not set at this point of the series: $(echo $missing)"
 	objects=()
 	for o in $PERWINE_KERNEL_OBJECTS; do
+		# perwine.o exists only with its option (check-series.sh also
+		# compiles everything else with the option off).
+		if [ "$o" = kernel/entry/perwine.o ] && ! grep -qx 'CONFIG_PER_WINE_DISPATCH=y' "$objdir/.config"; then
+			continue
+		fi
 		[ -f "$tree/${o%.o}.c" ] && objects+=("$o")
 	done
 	run_logged "$log.objects" make -C "$tree" O="$objdir" -j"$(nproc)" KCFLAGS=-Werror "${objects[@]}"

@@ -43,5 +43,14 @@ for i in $(seq 1 "${#patches[@]}"); do
 		"$PERWINE_TOP/kernel/build-kernel.sh" >/dev/null ||
 		die "the series does not build at ${patches[i-1]}"
 done
-[ -n "${PERWINE_KERNEL_OBJECTS:-}" ] || "$PERWINE_TOP/kernel/prepare-source.sh" >/dev/null
+if [ -n "${PERWINE_KERNEL_OBJECTS:-}" ]; then
+	# The whole series once more with the option off: its stubs compile.
+	echo '# CONFIG_PER_WINE_DISPATCH is not set' > "$work/off.config"
+	say "building with all patches and PER_WINE_DISPATCH off"
+	PERWINE_SERIES_DIR=$work PERWINE_KERNEL_FLAVOR=series-check-off \
+		"$PERWINE_TOP/kernel/build-kernel.sh" "$work/off.config" >/dev/null ||
+		die "the series does not build with PER_WINE_DISPATCH off"
+else
+	"$PERWINE_TOP/kernel/prepare-source.sh" >/dev/null
+fi
 say "all ${#patches[@]} patches are checkpatch clean and build on their own"
