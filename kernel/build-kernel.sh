@@ -65,11 +65,6 @@ if [ -n "${PERWINE_KERNEL_OBJECTS:-}" ]; then
 	[ -z "$missing" ] || say "config options not set at this point of the series: $(echo $missing)"
 	objects=()
 	for o in $PERWINE_KERNEL_OBJECTS; do
-		# perwine.o exists only with its option (check-series.sh also
-		# compiles everything else with the option off).
-		if [ "$o" = kernel/entry/perwine.o ] && ! grep -qx 'CONFIG_PER_WINE_DISPATCH=y' "$objdir/.config"; then
-			continue
-		fi
 		[ -f "$tree/${o%.o}.c" ] && objects+=("$o")
 	done
 	run_logged "$log.objects" make -C "$tree" O="$objdir" -j"$(nproc)" KCFLAGS=-Werror "${objects[@]}"
@@ -78,8 +73,8 @@ if [ -n "${PERWINE_KERNEL_OBJECTS:-}" ]; then
 	undefined=$(cd "$objdir" && nm -u "${objects[@]}" | awk '$1 == "U" { print $2 }' |
 		grep -E '^(perwine_|syscall_dispatch_)' | sort -u || true)
 	defined=$(cd "$objdir" && nm --defined-only "${objects[@]}" | awk 'NF == 3 { print $3 }' | sort -u)
-	missing=$(comm -23 <(echo "$undefined") <(echo "$defined") | sed '/^$/d')
-	[ -z "$missing" ] || die "called but defined nowhere: $(echo $missing)"
+	unresolved=$(comm -23 <(echo "$undefined") <(echo "$defined") | sed '/^$/d')
+	[ -z "$unresolved" ] || die "called but defined nowhere: $(echo $unresolved)"
 	say "compiled ${#objects[@]} objects, $(echo "$undefined" | grep -c .) perwine symbols resolved"
 	exit 0
 fi

@@ -44,10 +44,12 @@ for i in $(seq 1 "${#patches[@]}"); do
 		die "the series does not build at ${patches[i-1]}"
 done
 if [ -n "${PERWINE_KERNEL_OBJECTS:-}" ]; then
-	# The whole series once more with the option off: its stubs compile.
+	# The whole series once more with the option off: its stubs compile
+	# (perwine.o itself is built only with the option).
 	echo '# CONFIG_PER_WINE_DISPATCH is not set' > "$work/off.config"
 	say "building with all patches and PER_WINE_DISPATCH off"
-	PERWINE_SERIES_DIR=$work PERWINE_KERNEL_FLAVOR=series-check-off \
+	PERWINE_KERNEL_OBJECTS=$(series_objects | grep -vx kernel/entry/perwine.o | tr '\n' ' ') \
+		PERWINE_SERIES_DIR=$work PERWINE_KERNEL_FLAVOR=series-check-off \
 		"$PERWINE_TOP/kernel/build-kernel.sh" "$work/off.config" >/dev/null ||
 		die "the series does not build with PER_WINE_DISPATCH off"
 else

@@ -286,7 +286,6 @@ static int run_with(void (*fn)(void), unsigned int flags)
 	memset(seen, 0, sizeof(*seen));
 	seen->saved = seen->nested_saved = -2;
 	inner_done = 0;
-	spinner_ready = 0;
 	config_flags = flags;
 	stop_spinning = 0;
 	return run_child(fn);
