@@ -8,7 +8,7 @@ KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
 .PHONY: help kernel kernel-deb kernel-distro-check debs fresh-check rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
-	vm-x86-selftests \
+	vm-x86-selftests vm-fuzz \
 	kernel-debug image-debug vm-check-debug
 
 help:
@@ -23,6 +23,7 @@ help:
 	@echo "  PERWINE_EXTRA_PACKAGES='pkg ...'  more Debian packages in the guest"
 	@echo "  make vm-check-debug  the whole suite on a KASAN/PROVE_LOCKING/DEBUG_VM kernel"
 	@echo "  make vm-x86-selftests  the kernel's x86 selftests on the unpatched and the patched kernel"
+	@echo "  make vm-fuzz       trinity in the debug guest, plain and as a PER_WINE process"
 	@echo "  make kernel        build the patched guest kernel only"
 	@echo "  make kernel-deb    the patched guest kernel as Debian packages (out/debs/kernel)"
 	@echo "  make kernel-distro-check  compile the series's objects with Debian's amd64 config"
@@ -112,6 +113,10 @@ kernel-debug:
 image-debug: kernel-debug rootfs
 	$(srcdir)/guest-image/make-image.sh "$$($(srcdir)/guest-image/build-rootfs.sh)" \
 		$(PERWINE_OUT)/kselftests-debug $(DEBUG_GUEST_IMAGE) $(image_debs)
+
+# trinity in the debug guest, plainly and as a PER_WINE process.
+vm-fuzz: image-debug
+	$(srcdir)/guest-image/vm-fuzz.sh $(DEBUG_KERNEL_IMAGE) $(DEBUG_GUEST_IMAGE)
 
 vm-check-debug: image-debug
 	@export PERWINE_RUN_NAME=check-debug; \

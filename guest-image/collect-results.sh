@@ -6,7 +6,8 @@
 #   guest-image/collect-results.sh MODE IMAGE
 # PERWINE_RUN_NAME (default MODE) names the results dir, as for boot-guest.sh.
 # Exits non-zero when a test failed, the guest did not finish its job,
-# or its kernel log has a BUG/WARNING/Oops/general protection/KASAN line.
+# its kernel log has a BUG/WARNING/Oops/KASAN/UBSAN/lockdep/RCU-stall/
+# hung-task line or a call trace, or the kernel ended tainted.
 # In run mode it prints the command's output instead of a summary and
 # exits with the command's status.
 set -euo pipefail
@@ -37,11 +38,28 @@ if [ "$status" != ok ]; then
 	bad=1
 fi
 
-# The kernel must never complain, whatever the tests made it do.
-pattern='BUG:|WARNING:|Oops|general protection|KASAN'
-if grep -E -H -n "$pattern" "$dest/dmesg.txt" "$serial" 2>/dev/null > "$dest/kernel-errors.txt"; then
+# The kernel must never complain, whatever the tests made it do: every
+# kind of report the kernel prints with a backtrace or as a warning
+# (a BUG() in signal delivery only kills the task, so only the log
+# shows it), and a taint at the end of the run.
+pattern='BUG:|kernel BUG at|WARNING:|Oops|general protection|invalid opcode:|KASAN|UBSAN'
+pattern+='|rcu: INFO:|rcu_.*detected stalls|INFO: task .* blocked|INFO: possible|INFO: trying to register'
+pattern+='|INFO: inconsistent lock|Call Trace:|Kernel panic'
+# (grep exits 2 when one of its files is missing, matches or not: only
+# the logs that exist are searched, and a run without either fails.)
+logs=()
+for f in "$dest/dmesg.txt" "$serial"; do [ -f "$f" ] && logs+=("$f"); done
+if [ ${#logs[@]} -eq 0 ]; then
+	say "no kernel log: neither $dest/dmesg.txt nor $serial"
+	bad=1
+elif grep -E -H -n "$pattern" "${logs[@]}" > "$dest/kernel-errors.txt"; then
 	say "kernel log errors (all in $dest/kernel-errors.txt):"
 	head -n 20 "$dest/kernel-errors.txt" >&2
+	bad=1
+fi
+tainted=$(cat "$dest/tainted" 2>/dev/null || echo missing)
+if [ "$tainted" != 0 ] && [ "$status" != did-not-finish ]; then
+	say "the guest kernel ended tainted: /proc/sys/kernel/tainted = $tainted"
 	bad=1
 fi
 

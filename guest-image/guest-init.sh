@@ -56,6 +56,7 @@ uname -a > "$results/uname"
 finish() {
 	echo "$1" > "$results/status"
 	dmesg > "$results/dmesg.txt"
+	cat /proc/sys/kernel/tainted > "$results/tainted"
 	sync
 	echo "perwine-guest: finished ($1)"
 	# Reboot at once; QEMU's -no-reboot turns that into its exit.

@@ -13,9 +13,26 @@ base=${2:-$(git -C "$repo" rev-list --max-parents=0 HEAD)}
 dest=$PERWINE_TOP/kernel/patches
 
 rm -f "$dest"/*.patch
-git -C "$repo" format-patch -q --no-signature --zero-commit -N -o "$dest" "$base..HEAD"
+git -C "$repo" format-patch -q --no-signature --zero-commit -N --cover-letter -o "$dest" "$base..HEAD"
+
+# The cover letter's subject and text come from kernel/cover-letter.txt:
+# its first line is the Subject:, the rest replaces the blurb.
+cover=$dest/0000-cover-letter.patch
+letter=$PERWINE_TOP/kernel/cover-letter.txt
+[ -f "$letter" ] || die "no $letter"
+python3 - "$cover" "$letter" <<'PY'
+import sys
+cover, letter = sys.argv[1], sys.argv[2]
+text = open(cover).read()
+subject, _, body = open(letter).read().partition('\n')
+text = '\n'.join(subject if l.startswith('Subject: ') and 'SUBJECT HERE' in l else l
+                 for l in text.split('\n'))
+text = text.replace('*** BLURB HERE ***', body.strip('\n'))
+open(cover, 'w').write(text)
+PY
+grep -q 'HERE \*\*\*' "$cover" && die "the cover letter still has a placeholder"
 {
-	echo "# perwine kernel series, in order (quilt format)"
-	(cd "$dest" && ls -1 ./*.patch | sed 's|^\./||')
+	echo "# perwine kernel series, in order (quilt format); 0000 is the cover letter"
+	(cd "$dest" && ls -1 ./*.patch | sed 's|^\./||' | grep -v '^0000-')
 } > "$dest/series"
 say "$(grep -c '\.patch$' "$dest/series") patches in $dest"

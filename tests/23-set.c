@@ -27,11 +27,11 @@ int main(void)
 		.selector = (uintptr_t)&test_sel,
 		.flags = PERWINE_FLAG_ON,
 	};
-	unsigned char *guard;
+	unsigned char *guard, *page;
 	long r;
 
 	tap_require_perwine_v2();
-	tap_plan(26);
+	tap_plan(28);
 
 	tap_ok(PERWINE_CONFIG_SIZE_VER0 == sizeof(struct perwine_config),
 	       "PERWINE_CONFIG_SIZE_VER0 is sizeof(struct perwine_config) (%zu)", sizeof(cfg));
@@ -46,7 +46,23 @@ int main(void)
 	r = set_cfg(&big, sizeof(big), 0);
 	tap_ok(r == -E2BIG, "SET a larger struct with a non-zero tail byte: E2BIG (%ld)", r);
 	big.tail[2] = 0;
-	tap_ok(set_cfg(&big, 2 * 4096, 0) == -E2BIG, "SET a size above the page size: E2BIG");
+	/*
+	 * Past the page size: the struct at the start of two zeroed pages,
+	 * so that only the size rule can refuse it (copy_struct_from_user()
+	 * would accept the zero tail), and one non-zero byte at a known
+	 * offset within the size.
+	 */
+	page = zeroed_pages(2);
+	memcpy(page, &on, sizeof(on));
+	r = set_cfg(page, 4096, 0);
+	tap_ok(r == 0, "SET a page-size struct with a zero tail: 0 (%ld)", r);
+	page[4095] = 1;
+	r = set_cfg(page, 4096, 0);
+	tap_ok(r == -E2BIG, "SET a page-size struct with a non-zero byte at offset 4095: E2BIG (%ld)", r);
+	page[4095] = 0;
+	r = set_cfg(page, 4097, 0);
+	tap_ok(r == -E2BIG, "SET size 4097 (above the page size) with a zero tail: E2BIG (%ld)", r);
+	munmap(page, 2 * 4096);
 
 	/* Bad pointers and arguments */
 	tap_ok(set_cfg(NULL, sizeof(on), 0) == -EFAULT, "SET from NULL: EFAULT");

@@ -3,8 +3,12 @@
  * ABI v2 "A trap is never restarted": whatever RAX held, -512 and -513
  * (ERESTARTSYS, ERESTARTNOINTR) and -516 (ERESTART_RESTARTBLOCK)
  * included, the handler sees RIP == si_call_addr, returning resumes
- * after the instruction and the syscall never runs again.  The control
- * is upstream Syscall User Dispatch, which rewinds such a trap.
+ * after the instruction and the syscall never runs again; for the
+ * selector, the VMA rule and a compat (int $0x80) trap alike.  ABI v2.1:
+ * the same holds for upstream Syscall User Dispatch, which the series
+ * fixes ("entry: never restart a syscall that Syscall User Dispatch
+ * trapped"); an unfixed kernel rewinds a SUD trap of -512 or -513 and
+ * runs the handler's RAX as a syscall, which these points catch.
  */
 #include <sys/mman.h>
 #include "tap.h"
@@ -48,13 +52,15 @@ static void install_restarting(void)
 }
 
 /*
- * SUD rewinds the trap: the handler's RAX becomes the number of a
- * syscall that runs when the instruction is executed again (natively:
- * the handler allowed syscalls).  The handler answers SYS_getppid, so
- * the call returns the parent's pid instead of being the handler's
- * result.
+ * Under SUD the handler answers SYS_getppid: were the trap rewound, the
+ * instruction would run again natively (the handler allowed syscalls)
+ * with that number, and the call would return the parent's pid instead
+ * of the handler's value.  Exit status: 0 when the handler's value
+ * came back, 4 when the parent's pid did (rewound), 5 otherwise.
  */
-static void sud_restart(void)
+static long sud_code;
+
+static void sud_once(void)
 {
 	long r;
 
@@ -63,9 +69,25 @@ static void sud_restart(void)
 	if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_sel))
 		_exit(3);
 	sud_sel = SYSCALL_DISPATCH_FILTER_BLOCK;
-	r = test_syscall(-512, 0, 0, 0);
+	r = test_syscall(sud_code, 0, 0, 0);
 	sud_sel = SYSCALL_DISPATCH_FILTER_ALLOW;
-	_exit(r == getppid() ? 0 : 4);
+	_exit(r == SYS_getppid ? 0 : r == getppid() ? 4 : 5);
+}
+
+/* mov %rdi,%rax; syscall; ret  and  mov %edi,%eax; int $0x80; ret */
+static const unsigned char syscall_stub[] = { 0x48, 0x89, 0xf8, 0x0f, 0x05, 0xc3 };
+static const unsigned char int80_stub[] = { 0x89, 0xf8, 0xcd, 0x80, 0xc3 };
+
+static long (*code_page(const unsigned char *code, size_t len, int prot))(long)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		tap_bail("mmap: %s", strerror(errno));
+	memcpy(p, code, len);
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC | prot))
+		tap_bail("mprotect: %s", strerror(errno));
+	return (long (*)(long))p;
 }
 
 int main(void)
@@ -76,7 +98,10 @@ int main(void)
 	int st;
 
 	tap_require_perwine_v2();
-	tap_plan(3 * 5 + 2);
+	long (*nosys)(long) = code_page(syscall_stub, sizeof(syscall_stub), PROT_NOSYSCALL);
+	long (*int80)(long) = code_page(int80_stub, sizeof(int80_stub), 0);
+
+	tap_plan(3 * 5 + 2 + 2 * 2);
 	traps = mmap(NULL, sizeof(*traps), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	install_restarting();
 	dispatch_on(&test_sel, 0, 0);
@@ -94,11 +119,27 @@ int main(void)
 		       codes[i], trap_info.si_syscall);
 	}
 
+	/* The rip_ok check above is test_syscall's; these count traps and results. */
 	*traps = 0;
-	st = run_child(sud_restart);
-	tap_ok(*traps == 1, "control: SUD traps RAX -512 once (%d)", *traps);
-	tap_ok(exited_with(st, 0),
-	       "control: SUD rewinds it: the handler's RAX runs as a syscall (status %#x)",
-	       st);
+	r = nosys(-513);
+	tap_ok(r == 42 && *traps == 1 && trap_info.si_errno == PERWINE_TRAP_VMA,
+	       "RAX -513 in a NOSYSCALL page: one VMA trap, the handler's RAX (%ld, %d traps)", r, *traps);
+	*traps = 0;
+	test_sel = PERWINE_TRAP;
+	r = int80(-513);
+	test_sel = PERWINE_NATIVE;
+	tap_ok(r == 42 && *traps == 1 && trap_info.si_arch == AUDIT_ARCH_I386,
+	       "EAX -513 by int $0x80 at TRAP: one compat trap, the handler's RAX (%ld, %d traps)", r,
+	       *traps);
+
+	for (i = 0; i < 2; i++) {
+		sud_code = codes[i];
+		*traps = 0;
+		st = run_child(sud_once);
+		tap_ok(*traps == 1, "SUD traps RAX %ld exactly once (%d)", codes[i], *traps);
+		tap_ok(exited_with(st, 0),
+		       "SUD: RAX %ld is not restarted, the handler's RAX comes back (status %#x; 4: rewound)",
+		       codes[i], st);
+	}
 	return tap_done();
 }

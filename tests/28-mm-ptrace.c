@@ -196,10 +196,75 @@ static void test_exact_count(void)
 	       before, status_kb("VmNoSys"));
 }
 
+/*
+ * Calls that fail after changing something: the count must follow what
+ * changed.  mprotect() over [VMA][hole] changes the VMA, then fails with
+ * ENOMEM at the hole.
+ */
+static void test_partial_mprotect(void)
+{
+	const int rx = PROT_READ | PROT_EXEC;
+	unsigned char *p = mmap(NULL, 2 * PAGE, rx, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long before = status_kb("VmNoSys"), r;
+	int e;
+
+	if (p == MAP_FAILED || munmap(p + PAGE, PAGE))
+		tap_bail("mmap: %s", strerror(errno));
+	r = mprotect(p, 2 * PAGE, rx | PROT_NOSYSCALL);
+	e = errno;
+	tap_ok(r == -1 && e == ENOMEM && smaps_has_flag(p, "ns") && status_kb("VmNoSys") == before + 4,
+	       "mprotect(+PROT_NOSYSCALL) over [VMA][hole]: ENOMEM after the VMA got ns, VmNoSys +4 kB (%s, %ld -> %ld)",
+	       strerror(e), before, status_kb("VmNoSys"));
+	r = mprotect(p, 2 * PAGE, rx);
+	e = errno;
+	tap_ok(r == -1 && e == ENOMEM && !smaps_has_flag(p, "ns") && status_kb("VmNoSys") == before,
+	       "mprotect(-PROT_NOSYSCALL) over [NOSYSCALL VMA][hole]: ENOMEM after the VMA lost ns, VmNoSys back (%s, %ld)",
+	       strerror(e), status_kb("VmNoSys"));
+	munmap(p, PAGE);
+}
+
+/*
+ * A split that vm.max_map_count refuses: the process is filled with
+ * mappings up to the limit, less one, so the first of the two splits
+ * of a middle-page mprotect() succeeds and the second fails.  Nothing
+ * else changes the limit, so tests running beside this one are safe.
+ */
+static void test_split_refused(void)
+{
+	const int rx = PROT_READ | PROT_EXEC;
+	unsigned char *p = mmap(NULL, 3 * PAGE, rx | PROT_NOSYSCALL, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t cap = 1 << 17, n = 0;
+	void **fill = calloc(cap, sizeof(*fill));
+	long before = status_kb("VmNoSys"), r;
+	int e;
+
+	if (p == MAP_FAILED || !fill)
+		tap_bail("mmap/calloc: %s", strerror(errno));
+	/* Alternating protections: no two fillers merge into one VMA. */
+	while (n < cap) {
+		fill[n] = mmap(NULL, PAGE, n & 1 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fill[n] == MAP_FAILED)
+			break;
+		n++;
+	}
+	if (n == 0 || n == cap)
+		tap_bail("could not reach vm.max_map_count (%zu mappings)", n);
+	munmap(fill[--n], PAGE);
+	r = mprotect(p + PAGE, PAGE, rx);
+	e = errno;
+	while (n)
+		munmap(fill[--n], PAGE);
+	free(fill);
+	tap_ok(r == -1 && e == ENOMEM && smaps_has_flag(p + PAGE, "ns") && status_kb("VmNoSys") == before,
+	       "a split refused by vm.max_map_count: ENOMEM, the page keeps ns, VmNoSys unchanged (%s, %ld kB)",
+	       strerror(e), status_kb("VmNoSys"));
+	munmap(p, 3 * PAGE);
+}
+
 int main(void)
 {
 	tap_require_perwine_v2();
-	tap_plan(15);
+	tap_plan(18);
 	install_recorder();
 	trap_return = 42;
 	if (dispatch_on(&test_sel, 0, 0) || set_perwine(1))
@@ -208,5 +273,7 @@ int main(void)
 	test_remap_file_pages();
 	test_ptrace_syscall();
 	test_exact_count();
+	test_partial_mprotect();
+	test_split_refused();
 	return tap_done();
 }

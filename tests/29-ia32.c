@@ -4,7 +4,9 @@
  * tests/29-ia32.sh: the selector and PROT_NOSYSCALL both, through
  * glibc's vDSO entry (__kernel_vsyscall: SYSCALL on AMD, SYSENTER on
  * Intel), int $0x80 and a SYSCALL of its own.  Traps report
- * AUDIT_ARCH_I386 and the i386 number.  Standalone: libperwine and
+ * AUDIT_ARCH_I386 and the i386 number.  Then PERWINE_FLAG_SIGNAL_NATIVE
+ * with ia32 signal frames: SA_SIGINFO frames carry the selector byte,
+ * frames without SA_SIGINFO leave it alone.  Standalone: libperwine and
  * tests/tap.h are 64-bit only.
  */
 #define _GNU_SOURCE
@@ -30,6 +32,11 @@
 /* The uapi values (ABI v1); the kernel headers of the build host may predate them. */
 #define PR_WINE_DISPATCH	0x57494e45
 #define PR_WINE_DISPATCH_ON	1
+#define PR_WINE_DISPATCH_SET	3	/* ABI v2 */
+#define PERWINE_FLAG_ON		0x1
+#define PERWINE_FLAG_SIGNAL_NATIVE	0x2
+#define PERWINE_UC_SELECTOR	0x100	/* uc_flags: the frame carries the byte ... */
+#define PERWINE_UC_SELECTOR_SHIFT	16	/* ... in bits 16-23 */
 #define PER_WINE		0x0011
 #define PERWINE_NATIVE		0
 #define PERWINE_TRAP		1
@@ -38,6 +45,18 @@
 #define PROT_NOSYSCALL		0x40
 #define SYS_USER_DISPATCH	2
 #define I386_GETPID		20
+#define I386_MUNMAP		91
+#define I386_TGKILL		270
+
+/* The ABI v2 configuration: the same 32 bytes in a 32-bit process. */
+struct perwine_config {
+	uint64_t selector;
+	uint64_t start;
+	uint64_t len;
+	uint32_t flags;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct perwine_config) == 32, "struct perwine_config is 32 bytes");
 
 int personality(unsigned long persona);
 
@@ -54,6 +73,19 @@ static void ok(int cond, const char *fmt, ...)
 	va_end(ap);
 	putchar('\n');
 	failures += !cond;
+}
+
+/* A point this CPU cannot check: a TAP skip with the reason, never a pass. */
+static void skip(const char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void skip(const char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %d - ", ++count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP %s\n", why);
 }
 
 static volatile uint8_t sel;
@@ -96,17 +128,150 @@ static const unsigned char int80[] = { 0xb8, I386_GETPID, 0, 0, 0, 0xcd, 0x80, 0
 /*
  * __kernel_vsyscall's own sequence around a SYSCALL of this page: the
  * kernel returns to the vDSO's landing pad, which pops the three words
- * and returns to the caller.
+ * and returns to the caller.  A native return or a trap that resumed
+ * after the SYSCALL instead would hit the ud2.
  * push %ecx; push %edx; push %ebp; mov %ecx, %ebp; mov $20, %eax; syscall; ud2
  */
 static const unsigned char fast[] = { 0x51, 0x52, 0x55, 0x89, 0xcd, 0xb8, I386_GETPID, 0, 0, 0,
 				       0x0f, 0x05, 0x0f, 0x0b };
+#define FAST_SYSCALL_AT 10	/* offset of the SYSCALL */
 
+/* Where a SIGILL came from: its si_addr and the EIP its frame saved. */
 static sigjmp_buf ill_env;
+static void *volatile ill_addr;
+static volatile unsigned long ill_eip;
 
-static void on_sigill(int sig)
+static void on_sigill(int sig, siginfo_t *si, void *ucv)
 {
+	ucontext_t *uc = ucv;
+
+	ill_addr = si->si_addr;
+	ill_eip = (unsigned long)uc->uc_mcontext.gregs[REG_EIP];
 	siglongjmp(ill_env, sig);
+}
+
+/*
+ * Run a fast stub: its result, or -SIGILL.  The CPU refused the SYSCALL
+ * (Intel, in 32-bit mode) only when the SIGILL is at the SYSCALL itself
+ * and no trap came before it; a SIGILL anywhere else (the ud2 after it)
+ * is a kernel that resumed at the wrong place.
+ */
+static int run_fast(int (*stub)(void), int *refused)
+{
+	int traps_before = traps;
+	void *at = (char *)stub + FAST_SYSCALL_AT;
+
+	ill_addr = NULL;
+	ill_eip = 0;
+	*refused = 0;
+	if (sigsetjmp(ill_env, 1)) {
+		*refused = ill_addr == at && ill_eip == (unsigned long)at && traps == traps_before;
+		return -SIGILL;
+	}
+	return stub();
+}
+
+/* A raw int $0x80 from this program's text: exact call site, never through the vDSO. */
+static long raw80(long nr, long a, long b, long c)
+{
+	long r;
+
+	__asm__ volatile("int $0x80" : "=a"(r) : "0"(nr), "b"(a), "c"(b), "d"(c) : "memory");
+	return r;
+}
+
+/*
+ * tgkill(tgid, tid, sig) by int $0x80 from a page of its own, which the
+ * signal cases register as the always-native range: it runs natively
+ * at TRAP, and the signal it sends is delivered on its way back, while
+ * the selector says TRAP.
+ * push %ebx; mov 8(%esp),%ebx; mov 12(%esp),%ecx; mov 16(%esp),%edx;
+ * mov $270,%eax; int $0x80; pop %ebx; ret
+ */
+static const unsigned char tgkill80[] = { 0x53, 0x8b, 0x5c, 0x24, 0x08, 0x8b, 0x4c, 0x24, 0x0c,
+					  0x8b, 0x54, 0x24, 0x10, 0xb8, I386_TGKILL & 0xff, I386_TGKILL >> 8,
+					  0, 0, 0xcd, 0x80, 0x5b, 0xc3 };
+
+/* What a SIGUSR1 handler saw. */
+static volatile int usr1_calls, usr1_sel;
+static volatile unsigned long usr1_uc_flags;
+
+/*
+ * The handlers store NATIVE before they return: without SIGNAL_NATIVE
+ * (or for a frame without SA_SIGINFO) the selector is still TRAP and
+ * their sigreturn would trap.  With it this changes nothing: the kernel
+ * writes the frame's byte back at rt_sigreturn.
+ */
+static void on_usr1_info(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	(void)si;
+	usr1_sel = sel;
+	usr1_uc_flags = uc->uc_flags;
+	usr1_calls++;
+	sel = PERWINE_NATIVE;
+}
+
+static void on_usr1_plain(int sig)
+{
+	(void)sig;
+	usr1_sel = sel;
+	usr1_calls++;
+	sel = PERWINE_NATIVE;
+}
+
+struct usr1_case {
+	int set;		/* the SET's result: 0 or -errno */
+	int calls;		/* handler calls */
+	int traps;		/* SIGSYS traps meanwhile (none expected) */
+	int sel_in;		/* the selector in the handler */
+	unsigned long uc_flags;	/* the frame's uc_flags (SA_SIGINFO only) */
+	int sel_after;		/* the selector after it returned */
+};
+
+/*
+ * Register the selector with FLAGS and the tgkill page as the
+ * always-native range, then send SIGUSR1 to this thread at TRAP, to a
+ * handler with SA_SIGINFO or without.
+ */
+static void usr1_at_trap(unsigned int flags, int siginfo, int (*kill80)(int, int, int), int tgid, int tid,
+			 struct usr1_case *c)
+{
+	struct perwine_config cfg = {
+		.selector = (uintptr_t)&sel,
+		.start = (uintptr_t)kill80,
+		.len = 4096,
+		.flags = flags,
+	};
+	struct sigaction sa;
+	int before = traps;
+
+	memset(c, 0, sizeof(*c));
+	c->sel_in = c->sel_after = -1;
+	memset(&sa, 0, sizeof(sa));
+	if (siginfo) {
+		sa.sa_sigaction = on_usr1_info;
+		sa.sa_flags = SA_SIGINFO;
+	} else {
+		sa.sa_handler = on_usr1_plain;
+	}
+	sigaction(SIGUSR1, &sa, NULL);
+	c->set = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, (unsigned long)&cfg, sizeof(cfg), 0) ? -errno : 0;
+	if (c->set)
+		return;
+	usr1_calls = 0;
+	usr1_sel = -1;
+	usr1_uc_flags = 0;
+	sel = PERWINE_TRAP;
+	kill80(tgid, tid, SIGUSR1);
+	c->sel_after = sel;
+	sel = PERWINE_NATIVE;
+	c->calls = usr1_calls;
+	c->sel_in = usr1_sel;
+	c->uc_flags = usr1_uc_flags;
+	c->traps = traps - before;
 }
 
 /* The CPU vendor: Intel's enter the kernel by SYSENTER from the vDSO. */
@@ -130,18 +295,22 @@ int main(void)
 {
 	struct sigaction sa;
 	int (*plain80)(void), (*nosys80)(void), (*nosysfast)(void), (*plainfast)(void);
-	int r, pid = getpid(), ppid = getppid();
+	int (*kill80)(int, int, int);
+	struct usr1_case native, v1, plain;
+	int r, refused, before, tid, pid = getpid(), ppid = getppid();
+	char why[128];
 
 	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)&sel, 0, 0)) {
 		printf("1..0 # SKIP kernel without PER_WINE dispatch (%s)\n", strerror(errno));
 		return getenv("PERWINE_REQUIRE") ? 1 : 0;
 	}
-	printf("1..8\n# CPU vendor: %s\n", intel() ? "Intel (vDSO uses SYSENTER)" : "not Intel (vDSO uses SYSCALL)");
+	printf("1..10\n# CPU vendor: %s\n", intel() ? "Intel (vDSO uses SYSENTER)" : "not Intel (vDSO uses SYSCALL)");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigsys;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGSYS, &sa, NULL);
-	signal(SIGILL, on_sigill);
+	sa.sa_sigaction = on_sigill;
+	sigaction(SIGILL, &sa, NULL);
 	personality(PER_WINE);
 	ok((personality(0xffffffff) & 0xff) == PER_WINE, "a 32-bit process takes the PER_WINE personality");
 
@@ -170,13 +339,24 @@ int main(void)
 	ok(r == 42 && traps == 3 && trapped(PERWINE_TRAP_VMA, I386_GETPID),
 	   "int $0x80 in a NOSYSCALL page at NATIVE: traps (errno %d)", info.si_errno);
 
-	r = sigsetjmp(ill_env, 1) ? -SIGILL : nosysfast();
-	ok(r == -SIGILL || (r == 42 && traps == 4 && trapped(PERWINE_TRAP_VMA, I386_GETPID)),
-	   "SYSCALL in a NOSYSCALL page: %s (%d, errno %d)",
-	   r == -SIGILL ? "the CPU refuses it" : "traps, decided from where it came", r, info.si_errno);
-	r = sigsetjmp(ill_env, 1) ? -SIGILL : plainfast();
-	ok(r == -SIGILL || r == pid, "SYSCALL in an ordinary page, a NOSYSCALL page elsewhere: %s (%d)",
-	   r == -SIGILL ? "the CPU refuses it" : "native", r);
+	before = traps;
+	r = run_fast(nosysfast, &refused);
+	snprintf(why, sizeof(why), "this CPU refuses SYSCALL in 32-bit mode (SIGILL at the instruction, %p)", ill_addr);
+	if (refused)
+		skip(why, "SYSCALL in a NOSYSCALL page: traps, decided from where it came");
+	else
+		ok(r == 42 && traps == before + 1 && trapped(PERWINE_TRAP_VMA, I386_GETPID),
+		   "SYSCALL in a NOSYSCALL page: traps, decided from where it came, and resumes at the landing pad "
+		   "(%d, errno %d; SIGILL at %p, EIP %#lx)", r, info.si_errno, ill_addr, ill_eip);
+	before = traps;
+	r = run_fast(plainfast, &refused);
+	snprintf(why, sizeof(why), "this CPU refuses SYSCALL in 32-bit mode (SIGILL at the instruction, %p)", ill_addr);
+	if (refused)
+		skip(why, "SYSCALL in an ordinary page, a NOSYSCALL page elsewhere: native");
+	else
+		ok(r == pid && traps == before,
+		   "SYSCALL in an ordinary page, a NOSYSCALL page elsewhere: native, back through the landing pad "
+		   "(%d; SIGILL at %p, EIP %#lx)", r, ill_addr, ill_eip);
 
 	/* glibc's vDSO entry with a NOSYSCALL page present. */
 	traps = 0;
@@ -187,5 +367,45 @@ int main(void)
 	else
 		ok(r == ppid && traps == 0,
 		   "glibc's getppid() by the vDSO's SYSCALL runs natively beside a NOSYSCALL page (%d)", r);
+
+	/*
+	 * PERWINE_FLAG_SIGNAL_NATIVE with ia32 frames (ABI v2.1).  First the
+	 * NOSYSCALL pages go, by int $0x80 from this program (beside them,
+	 * glibc's SYSENTER would trap on Intel), so that glibc's syscalls
+	 * run natively at NATIVE again, on any CPU.
+	 */
+	sel = PERWINE_NATIVE;
+	if (raw80(I386_MUNMAP, (long)(uintptr_t)nosys80, 4096, 0) ||
+	    raw80(I386_MUNMAP, (long)(uintptr_t)nosysfast, 4096, 0)) {
+		printf("Bail out! munmap of the NOSYSCALL pages failed\n");
+		return 1;
+	}
+	kill80 = code_page(tgkill80, sizeof(tgkill80), 0);
+	if (!kill80) {
+		printf("Bail out! mmap/mprotect: %s\n", strerror(errno));
+		return 1;
+	}
+	tid = syscall(SYS_gettid);
+	usr1_at_trap(PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE, 1, kill80, pid, tid, &native);
+	usr1_at_trap(PERWINE_FLAG_ON, 1, kill80, pid, tid, &v1);
+	usr1_at_trap(PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE, 0, kill80, pid, tid, &plain);
+	/* Control: the same signal at TRAP without the flag leaves the selector to the handler. */
+	ok(native.set == 0 && native.calls == 1 && native.traps == 0 && native.sel_in == PERWINE_NATIVE &&
+	   (native.uc_flags & PERWINE_UC_SELECTOR) &&
+	   ((native.uc_flags >> PERWINE_UC_SELECTOR_SHIFT) & 0xff) == PERWINE_TRAP &&
+	   native.sel_after == PERWINE_TRAP &&
+	   v1.set == 0 && v1.calls == 1 && v1.traps == 0 && v1.sel_in == PERWINE_TRAP &&
+	   !(v1.uc_flags & PERWINE_UC_SELECTOR) && v1.sel_after == PERWINE_NATIVE,
+	   "SIGNAL_NATIVE, ia32 SA_SIGINFO frame of a signal at TRAP: the handler runs at NATIVE (%d), uc_flags "
+	   "carries TRAP in bits 16-23 (%#lx), TRAP again after it (%d); without the flag the handler sees TRAP (%d), "
+	   "uc_flags %#lx (SET %d/%d, calls %d/%d, traps %d/%d)",
+	   native.sel_in, native.uc_flags, native.sel_after, v1.sel_in, v1.uc_flags, native.set, v1.set,
+	   native.calls, v1.calls, native.traps, v1.traps);
+	/* Control: the SA_SIGINFO handler above, with the same flags, ran at NATIVE. */
+	ok(plain.set == 0 && plain.calls == 1 && plain.traps == 0 && plain.sel_in == PERWINE_TRAP &&
+	   plain.sel_after == PERWINE_NATIVE && native.sel_in == PERWINE_NATIVE,
+	   "SIGNAL_NATIVE, ia32 handler without SA_SIGINFO: the selector is left alone, TRAP in the handler (%d), "
+	   "what it stored after (%d); with SA_SIGINFO it was NATIVE (%d) (SET %d, calls %d, traps %d)",
+	   plain.sel_in, plain.sel_after, native.sel_in, plain.set, plain.calls, plain.traps);
 	return failures ? 1 : 0;
 }

@@ -26,6 +26,10 @@ static struct {
 	int set_after;		/* what to store in the saved byte, -1: leave it */
 	long redirect_rip;	/* 0: resume after the syscall */
 	long redirect_rsp;
+	/* The first trap's frame: perwine_context_selector() and &uc_flags. */
+	unsigned char *first_saved;
+	char *first_uc_flags;
+	int first_done;
 } seen;
 
 static void handler(ucontext_t *uc, const siginfo_t *si, void *ctx)
@@ -37,6 +41,11 @@ static void handler(ucontext_t *uc, const siginfo_t *si, void *ctx)
 	(void)si;
 	(void)ctx;
 	seen.calls++;
+	if (!seen.first_done) {
+		seen.first_done = 1;
+		seen.first_saved = saved;
+		seen.first_uc_flags = (char *)&uc->uc_flags;
+	}
 	seen.handler_sp = &here;
 	memcpy(seen.regs, r, sizeof(seen.regs));
 	memcpy(seen.stack, (long *)r[REG_RSP], sizeof(seen.stack));
@@ -153,7 +162,7 @@ int main(void)
 	int st;
 
 	tap_require_perwine_v2();
-	tap_plan(22);
+	tap_plan(23);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = previous_sigsys;
@@ -212,16 +221,28 @@ int main(void)
 		tap_ok(r == (long)&other_stack[32], "RSP redirected: the code resumes on the handler's stack");
 	}
 
-	/* ONSTACK: only on request. */
+	/*
+	 * ONSTACK: only on request.  Each point needs the handler to have
+	 * run once for that trap (handler_sp is cleared before it), and the
+	 * thread's stack is below this frame of main(), within 1 MiB.
+	 */
 	sigaltstack(&ss, NULL);
 	seen.calls = 0;
-	trap(0x1);
-	tap_ok(!(seen.handler_sp >= altstack && seen.handler_sp < altstack + sizeof(altstack)),
-	       "without PERWINE_DISPATCH_ONSTACK the handler runs on the thread's stack");
+	seen.handler_sp = NULL;
+	r = trap(0x1);
+	tap_ok(r == 0x5157 && seen.calls == 1 && seen.handler_sp &&
+	       !(seen.handler_sp >= altstack && seen.handler_sp < altstack + sizeof(altstack)) &&
+	       (uintptr_t)seen.handler_sp < (uintptr_t)&st &&
+	       (uintptr_t)&st - (uintptr_t)seen.handler_sp < 1024 * 1024,
+	       "without PERWINE_DISPATCH_ONSTACK the handler runs on the thread's stack (%d calls)",
+	       seen.calls);
 	perwine_set_context_dispatcher(handler, NULL, PERWINE_DISPATCH_ONSTACK);
-	trap(0x2);
-	tap_ok(seen.handler_sp >= altstack && seen.handler_sp < altstack + sizeof(altstack),
-	       "with PERWINE_DISPATCH_ONSTACK it runs on the sigaltstack");
+	seen.calls = 0;
+	seen.handler_sp = NULL;
+	r = trap(0x2);
+	tap_ok(r == 0x5157 && seen.calls == 1 &&
+	       seen.handler_sp >= altstack && seen.handler_sp < altstack + sizeof(altstack),
+	       "with PERWINE_DISPATCH_ONSTACK it runs on the sigaltstack (%d calls)", seen.calls);
 	perwine_set_context_dispatcher(handler, NULL, 0);
 
 	/* Other SIGSYS go to the previous handler, on the Unix side. */
@@ -237,6 +258,29 @@ int main(void)
 	tap_ok(perwine_sigaction(32, NULL, NULL) == -EINVAL && perwine_sigaction(33, NULL, NULL) == -EINVAL,
 	       "glibc's SIGCANCEL and SIGSETXID (32, 33) are refused");
 	tap_ok(perwine_sigaction(SIGRTMIN, NULL, NULL) == 0, "SIGRTMIN is accepted");
+
+	/*
+	 * A frame without the saved byte: getcontext() fills no uc_flags of
+	 * the kernel's, so it is NULL there.  The control is the first trap
+	 * above, whose kernel frame (ABI v2, SIGNAL_NATIVE) carries the
+	 * byte: there it pointed at byte 2 of that frame's uc_flags.
+	 */
+	{
+		ucontext_t uc;
+		unsigned char *none;
+
+		memset(&uc, 0, sizeof(uc));
+		if (getcontext(&uc))
+			tap_bail("getcontext: %s", strerror(errno));
+		none = perwine_context_selector(&uc);
+		tap_ok(!(uc.uc_flags & PERWINE_UC_SELECTOR) && none == NULL &&
+		       seen.first_done && seen.first_saved != NULL &&
+		       (char *)seen.first_saved == seen.first_uc_flags + PERWINE_UC_SELECTOR_SHIFT / 8,
+		       "perwine_context_selector() is NULL for a getcontext() frame (uc_flags %#lx, %p), "
+		       "the saved byte of uc_flags in a trap handler's frame (%p, uc_flags at %p)",
+		       (unsigned long)uc.uc_flags, (void *)none, (void *)seen.first_saved,
+		       (void *)seen.first_uc_flags);
+	}
 	perwine_disable();
 	return tap_done();
 }

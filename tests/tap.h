@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include <linux/audit.h>
@@ -44,6 +46,23 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 	if (!cond)
 		tap_failures++;
 	return cond;
+}
+
+/*
+ * A test point that could not be checked here, with the reason: "ok N -
+ * ... # SKIP why".  The TAP driver counts it as a skip, never as a pass
+ * (and in the guest a skip fails the run).
+ */
+static inline void tap_skip(const char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %d - ", ++tap_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP %s\n", why);
+	fflush(stdout);
 }
 
 static inline int tap_done(void)
@@ -226,6 +245,58 @@ static inline int run_child(void (*fn)(void))
 	if (waitpid(pid, &status, 0) != pid)
 		return -1;
 	return status;
+}
+
+/*
+ * run_child() for children that use SIGALRM themselves: the deadline is
+ * kept by the parent.  A child still running after SECONDS seconds is
+ * killed with SIGKILL and *hung set (else cleared), so that one hang
+ * fails the points of one case instead of stopping the whole run.
+ * Returns the wait status, or -1.
+ */
+static inline int run_child_timeout(void (*fn)(void), unsigned int seconds, int *hung)
+{
+	struct timespec now, end, nap = { 0, 1000000 };
+	pid_t pid, w;
+	int status;
+
+	*hung = 0;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		fn();
+		_exit(0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += seconds;
+	for (;;) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			return status;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			break;
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 50000000)	/* 1 ms, doubling up to 64 ms */
+			nap.tv_nsec *= 2;
+	}
+	*hung = 1;
+	kill(pid, SIGKILL);
+	return waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
+/* PAGES zeroed pages of fresh anonymous memory (never the stack's bytes). */
+static inline unsigned char *zeroed_pages(size_t pages)
+{
+	void *p = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		tap_bail("mmap of %zu zeroed pages: %s", pages, strerror(errno));
+	return p;
 }
 
 /*

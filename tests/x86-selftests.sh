@@ -5,8 +5,12 @@
 # --plain, under perwine-run: a PER_WINE process with no selector, so
 # every syscall must run natively.  They exercise exactly the entry
 # paths the series touches (syscall, int $0x80, sysenter, sigreturn,
-# vsyscall, single-stepping).  Prints "NAME PLAIN-STATUS [PERWINE-STATUS]"
-# per program; the build's log goes to WORKDIR/build.log.
+# vsyscall, single-stepping).  Prints, per program,
+# "NAME PLAIN-STATUS PLAIN-LINES [PERWINE-STATUS PERWINE-LINES]", where
+# LINES counts its result lines as OK/FAIL/SKIP ("[OK]" or "[PASS]",
+# "[FAIL]", "[SKIP]"): a new failing subtest shows even where the exit
+# status stays the same.  The build's log goes to WORKDIR/build.log, each
+# run's output to WORKDIR/NAME.plain.log and NAME.perwine.log.
 #
 # Left out, on every kernel: sysret_ss_attrs_32/_64 and test_syscall_vdso_32
 # oops the unpatched 6.1 kernel under QEMU's TCG (a far return to CS
@@ -41,15 +45,24 @@ if ! make -C "$src/x86" -j"$(nproc)" OUTPUT="$src/x86" KHDR_INCLUDES="-isystem $
 	exit 2
 fi
 
+# The accelerator the results belong to (TCG and KVM differ), as a comment.
+echo "# accel $(sed -n 's/.*perwine\.accel=\([a-z]*\).*/\1/p' /proc/cmdline)"
+
+# OK/FAIL/SKIP: the result lines of one run's log.
+lines() {
+	printf '%s/%s/%s' "$(grep -c -E '^\[(OK|PASS)\]' "$1")" "$(grep -c '^\[FAIL\]' "$1")" \
+		"$(grep -c '^\[SKIP\]' "$1")"
+}
+
 for t in "$src"/x86/*_32 "$src"/x86/*_64; do
 	[ -x "$t" ] || continue
 	name=${t##*/}
 	case $skip in *" $name "*) continue ;; esac
 	timeout 300 "$t" > "$work/$name.plain.log" 2>&1
-	line="$name $?"
+	line="$name $? $(lines "$work/$name.plain.log")"
 	if [ -z "$plain" ]; then
 		timeout 300 "$run" "$t" > "$work/$name.perwine.log" 2>&1
-		line="$line $?"
+		line="$line $? $(lines "$work/$name.perwine.log")"
 	fi
 	echo "$line"
 done

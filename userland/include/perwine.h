@@ -173,7 +173,9 @@ typedef long (*perwine_callback)(long nr, const long args[6], void *ctx);
 int perwine_set_dispatcher(perwine_callback cb, void *ctx);
 
 /*
- * The context dispatcher, for emulators such as Wine's ntdll: the
+ * The context dispatcher, for emulators without a SIGSYS handler of
+ * their own (Wine keeps its own sigaction and only registers its TEB
+ * byte, see perwine-wine(7)): the
  * handler gets the trap's whole ucontext (every register, the stack with
  * the NT arguments past the fourth, RIP and RSP to redirect) and sets
  * the result itself.  On a kernel with SIGNAL_NATIVE it runs with the
