@@ -8,7 +8,7 @@ KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
 .PHONY: help kernel kernel-deb kernel-distro-check debs fresh-check rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
-	vm-x86-selftests vm-fuzz \
+	vm-x86-selftests vm-fuzz wine wine-check wine-bench \
 	kernel-debug image-debug vm-check-debug
 
 help:
@@ -24,6 +24,9 @@ help:
 	@echo "  make vm-check-debug  the whole suite on a KASAN/PROVE_LOCKING/DEBUG_VM kernel"
 	@echo "  make vm-x86-selftests  the kernel's x86 selftests on the unpatched and the patched kernel"
 	@echo "  make vm-fuzz       trinity in the debug guest, plain and as a PER_WINE process"
+	@echo "  make wine          build Wine 11.10 with wine/patches (cached; needs the Wine source, see wine/README.md)"
+	@echo "  make wine-check    Wine's ntdll tests and wine/tests in the guest, stock SUD, drop-in and VMA mode"
+	@echo "  make wine-bench    wine/tests/syscallbench in an icount guest, the three modes"
 	@echo "  make kernel        build the patched guest kernel only"
 	@echo "  make kernel-deb    the patched guest kernel as Debian packages (out/debs/kernel)"
 	@echo "  make kernel-distro-check  compile the series's objects with Debian's amd64 config"
@@ -122,3 +125,13 @@ vm-check-debug: image-debug
 	@export PERWINE_RUN_NAME=check-debug; \
 	$(call run_guest,check,$(DEBUG_KERNEL_IMAGE),$(DEBUG_GUEST_IMAGE)); \
 	exit $$rc
+
+# Real Wine (wine/): the build, then its tests and benchmark in the guest.
+wine:
+	$(srcdir)/wine/build-wine.sh
+
+wine-check: image
+	$(srcdir)/wine/vm-wine-check.sh $(KERNEL_IMAGE) $(GUEST_IMAGE)
+
+wine-bench: image
+	PERWINE_WINE_BENCH=1 $(srcdir)/wine/vm-wine-check.sh $(KERNEL_IMAGE) $(GUEST_IMAGE)

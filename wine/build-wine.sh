@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Build the Wine that `make wine-check` runs in the guest: Wine 11.10
+# (pinned below) with wine/patches/ applied, 64-bit only (PE modules
+# built with mingw), no X, and only the modules a console program and
+# Wine's own ntdll conformance tests need.  Prints the build directory.
+#
+#   wine/build-wine.sh            build (or reuse) and print the directory
+#   wine/build-wine.sh --key      print the cache key only
+#   wine/build-wine.sh --cached   exit 0 if that build is already complete
+#
+# The build lives in $PERWINE_CACHE/wine/<key>, the key a hash of the
+# Wine commit and the configure options (what a configured tree depends
+# on).  It is complete for a set of patches and modules when its stamp
+# holds their hash: a change of wine/patches/ puts back the files the
+# old patches touched and applies the new ones in the same tree, and
+# make rebuilds only what changed.  Resumable: an interrupted configure
+# or make continues where it stopped.
+#
+# Source: PERWINE_WINE_GIT, a git repository holding the commit (by
+# default the snapshot of github.com/Kron4ek/wine-tkg at "Update to
+# 11.10", which holds the whole tree; four large files of it are not in
+# that copy, and the modules built here do not need them).
+set -euo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+WINE_COMMIT=4b12965ca7e78b8e45eee5f835c72963b3ce351d	# "Update to 11.10"
+WINE_GIT=${PERWINE_WINE_GIT:-/work/.mirror/Kron4ek+wine-tkg/repo}
+WINE_PATCHES=$PERWINE_TOP/wine/patches
+
+# Files of the snapshot whose contents the mirror does not hold; makedep
+# opens every file the makefiles list, so they get empty stand-ins.
+WINE_MISSING=(fonts/msyh.sfd fonts/msyh.ttf libs/sqlite3/sqlite3.c nls/icudtl.dat)
+
+# Everything optional off: the guest has only libc and what the image
+# installs, and a console program needs none of it.
+WINE_CONFIGURE=(--enable-archs=x86_64 --disable-win16 --without-x --without-wayland
+	--without-freetype --without-fontconfig --without-gstreamer --without-vulkan
+	--without-opengl --without-alsa --without-pulse --without-oss --without-cups
+	--without-dbus --without-gnutls --without-krb5 --without-netapi --without-sane
+	--without-usb --without-v4l2 --without-udev --without-sdl --without-capi
+	--without-gphoto --without-pcap --without-pcsclite --without-unwind
+	--without-xinerama --without-inotify --without-ffmpeg)
+
+# The modules: the loader and server, a console program's DLLs, and what
+# ntdll_test.exe imports; then the test itself, and winegcc with the
+# start-up library an ELF builtin (wine/tests/elfdll) is linked with.
+WINE_TARGETS=(loader/all server/all nls/all
+	dlls/ntdll/all dlls/kernel32/all dlls/kernelbase/all dlls/msvcrt/all
+	dlls/ucrtbase/all dlls/apisetschema/all
+	dlls/advapi32/all dlls/sechost/all dlls/user32/all dlls/win32u/all
+	dlls/gdi32/all dlls/imm32/all dlls/ole32/all dlls/combase/all dlls/coml2/all
+	dlls/rpcrt4/all programs/conhost/all programs/explorer/all
+	dlls/ntdll/tests/x86_64-windows/ntdll_test.exe
+	tools/winegcc/all tools/winebuild/all libs/winecrt0/libwinecrt0.a)
+
+WINE_HOST_PACKAGES=(gcc-mingw-w64-x86-64 flex bison gcc make)
+
+# The patches in the order of wine/patches/series.
+series() {
+	[ -f "$WINE_PATCHES/series" ] || return 0
+	grep -v '^[[:space:]]*\(#\|$\)' "$WINE_PATCHES/series"
+}
+
+key() {
+	printf '%s\n' "$WINE_COMMIT" "${WINE_MISSING[@]}" "${WINE_CONFIGURE[@]}" | sha256sum | cut -c1-16
+}
+
+# What the stamp of a complete build holds: the patches and the modules.
+patches_key() {
+	local p
+	{
+		printf '%s\n' "${WINE_TARGETS[@]}"
+		for p in $(series); do
+			echo "$p"
+			cat "$WINE_PATCHES/$p"
+		done
+	} | sha256sum | cut -c1-16
+}
+
+# Put back the files the applied patches touched (listed in
+# .patched-files) as the commit has them, newer than their objects so
+# that make rebuilds them; files the patches created go.
+unpatch() {
+	local f
+	[ -f "$dir/.patched-files" ] || return 0
+	while read -r f; do
+		if git -C "$WINE_GIT" cat-file -e "$WINE_COMMIT:$f" 2>/dev/null; then
+			git -C "$WINE_GIT" archive --format=tar "$WINE_COMMIT" -- "$f" | tar -C "$src" -xmf -
+		else
+			rm -f "$src/$f"
+		fi
+	done <"$dir/.patched-files"
+	rm -f "$dir/.patched-files" "$dir/.patches"
+}
+
+dir=$PERWINE_CACHE/wine/$(key)
+pkey=$(patches_key)
+src=$dir/src
+build=$dir/build
+logs=$dir/logs
+case "${1:-}" in
+--key) echo "$(basename "$dir")-$pkey"; exit 0 ;;
+--cached) [ "$(cat "$dir/.built" 2>/dev/null)" = "$pkey" ]; exit ;;
+"") ;;
+*) die "usage: $0 [--key|--cached]" ;;
+esac
+
+if [ "$(cat "$dir/.built" 2>/dev/null)" = "$pkey" ]; then
+	say "Wine: cached build in $dir"
+	echo "$dir"
+	exit 0
+fi
+
+need_packages "${WINE_HOST_PACKAGES[@]}"
+git -C "$WINE_GIT" cat-file -e "$WINE_COMMIT^{commit}" 2>/dev/null ||
+	die "no Wine $WINE_COMMIT in $WINE_GIT: set PERWINE_WINE_GIT to a clone of github.com/Kron4ek/wine-tkg"
+
+mkdir -p "$logs"
+
+if [ ! -f "$dir/.source" ]; then
+	say "Wine: unpacking $WINE_COMMIT into $src"
+	rm -rf "$src" "$dir/.patched-files" "$dir/.patches"
+	mkdir -p "$src"
+	# git archive reads every blob it is given, even excluded ones: archive
+	# a tree without the missing files, made in an index of our own.
+	index=$dir/.index
+	rm -f "$index"
+	GIT_INDEX_FILE=$index git -C "$WINE_GIT" read-tree "$WINE_COMMIT"
+	GIT_INDEX_FILE=$index git -C "$WINE_GIT" rm -q --cached -- "${WINE_MISSING[@]}"
+	tree=$(GIT_INDEX_FILE=$index git -C "$WINE_GIT" write-tree)
+	rm -f "$index"
+	git -C "$WINE_GIT" archive --format=tar "$tree" | tar -C "$src" -xf -
+	for f in "${WINE_MISSING[@]}"; do : >"$src/$f"; done
+	touch "$dir/.source"
+fi
+
+if [ "$(cat "$dir/.patches" 2>/dev/null)" != "$pkey" ]; then
+	unpatch
+	for p in $(series); do
+		say "Wine: applying $p"
+		sed -n 's|^+++ b/||p' "$WINE_PATCHES/$p" >>"$dir/.patched-files"
+		patch -d "$src" -p1 --quiet --no-backup-if-mismatch <"$WINE_PATCHES/$p" ||
+			die "wine/patches/$p does not apply to Wine $WINE_COMMIT"
+	done
+	echo "$pkey" >"$dir/.patches"
+fi
+
+mkdir -p "$build"
+if [ ! -f "$dir/.configured" ]; then
+	(cd "$build" && run_logged "$logs/configure.log" "$src/configure" "${WINE_CONFIGURE[@]}")
+	touch "$dir/.configured"
+fi
+
+rm -f "$dir/.built"
+(cd "$build" && run_logged "$logs/make.log" make -j"$(nproc)" "${WINE_TARGETS[@]}")
+echo "$pkey" >"$dir/.built"
+echo "$dir"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# make wine-check: real Wine in the perwine guest.  Builds (or reuses)
+# Wine with wine/patches/ (wine/build-wine.sh), builds the test programs
+# of wine/tests/ with mingw and winegcc, shares the lot with the guest
+# and runs wine/wine-check.sh there: Wine's own ntdll conformance tests
+# and the raw-syscall program under stock SUD (WINEPERWINE=off),
+# drop-in and VMA mode.  Exits with the guest script's status.
+#
+#   wine/vm-wine-check.sh BZIMAGE IMAGE
+#   PERWINE_WINE_BENCH=1 ...   the syscall benchmark instead, in an
+#                              icount guest (instructions per call)
+#
+# The guest boots with -cpu max,-smap: under TCG, QEMU 7.2 does the stack
+# reads of a user-mode iretq (Wine's syscall dispatcher returns to
+# Windows code with one) as supervisor accesses, and with SMAP on the
+# guest kernel oopses there, patched or not.
+set -euo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+[ $# -eq 2 ] || die "usage: $0 BZIMAGE IMAGE"
+dir=$("$PERWINE_TOP/wine/build-wine.sh")
+build=$dir/build
+share=$dir/share
+mkdir -p "$share"
+
+# The test programs, built anew each time (seconds): mingw for the
+# Windows programs, the build's own winegcc for the ELF builtin.
+tests=$PERWINE_TOP/wine/tests
+log=$PERWINE_OUT/logs/wine-tests-build.log
+mkdir -p "$(dirname "$log")"
+say "building wine/tests (log: $log)"
+{
+	for p in rawsyscall syscallbench; do
+		x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$share/$p.exe" "$tests/$p.c"
+	done
+	"$build/tools/winegcc/winegcc" --wine-objdir "$build" -I"$dir/src/include" -shared -nodefaultlibs \
+		-o "$share/elfdll.dll" "$tests/elfdll/elfdll.c" "$tests/elfdll/elfdll.spec" -lwinecrt0
+} >"$log" 2>&1 || { tail -n 20 "$log" >&2; die "building wine/tests failed; log: $log"; }
+cp "$PERWINE_TOP/wine/wine-check.sh" "$share/"
+
+env="WINE_TESTS=/mnt/share/share WINE_ELFDLL=/mnt/share/share/elfdll.dll.so RESULTS=/mnt/share/results"
+args=
+if [ -n "${PERWINE_WINE_BENCH:-}" ]; then
+	# The benchmark alone, counted in guest instructions.
+	export PERWINE_BENCH_CLOCK=icount
+	env="$env WINE_CHECK_TESTS=' '"
+	args=--bench
+fi
+export PERWINE_CPU=${PERWINE_CPU:-max,-smap}
+export PERWINE_SHARE=$dir PERWINE_RUN_NAME=wine-check
+export PERWINE_TIMEOUT=${PERWINE_TIMEOUT:-5400}
+# The build tree links some files (nls/*.nls) by their absolute host
+# path: the guest gets that path too, pointing at the share.
+real=$(realpath "$dir")
+export PERWINE_CMD="mkdir -p ${real%/*} && ln -sfn /mnt/share $real && \
+$env PERWINE_REQUIRE=1 bash /mnt/share/share/wine-check.sh $args /mnt/share/build"
+rm -rf "$dir/results"
+exec "$PERWINE_TOP/guest-image/vm-run.sh" "$1" "$2"

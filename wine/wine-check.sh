@@ -1,0 +1,311 @@
+#!/usr/bin/env bash
+# Run Wine's ntdll conformance tests and wine/tests/rawsyscall.exe under
+# each perwine mode of the patched Wine (WINEPERWINE=off|dropin|vma), in
+# the guest, and compare: TAP on stdout, exit 0 only if every point passes.
+#
+#   wine/wine-check.sh [--bench] [--link] [WINE_DIR]
+#
+# WINE_DIR (or $WINE_DIR): a Wine install prefix (bin/wine,
+# lib/wine/x86_64-windows/) or a Wine build tree (loader/wine,
+# dlls/*/x86_64-windows/, as wine/build-wine.sh leaves it, or the
+# directory above its build/).
+# Environment:
+#   WINE_TESTS      directory with rawsyscall.exe (and syscallbench.exe for
+#                   --bench); default: the current directory
+#   WINE_NTDLL_TEST ntdll_test.exe; default: $WINE_TESTS/ntdll_test.exe, else
+#                   the build tree's dlls/ntdll/tests/x86_64-windows/
+#   WINE_ELFDLL     the ELF builtin for case (d) (wine/tests/elfdll, built with
+#                   winegcc); default: $WINE_TESTS/elfdll.dll.so if present
+#   RESULTS         where the logs go, a folder per mode; default ./wine-check-results
+#   WINE_CHECK_MODES      default "off dropin vma"
+#   WINE_CHECK_TESTS      ntdll tests, default "exception virtual thread info"
+#   WINE_CHECK_TIMEOUT    seconds per Wine run, default 1800
+#   WINE_CHECK_BENCH_ITERS  syscallbench iterations, default 20000
+#   PERWINE_REQUIRE=1     a skipped point fails (as in the guest's make check)
+# --bench  also run syscallbench.exe in each mode and print its rows
+# --link   symlink the builtins into system32 instead of copying them
+#
+# The prefix is made without wineboot (WINEDLLOVERRIDES=wineboot.exe=d):
+# an empty drive_c/windows/system32 holding the x86_64-windows builtins,
+# since Wine's PE loader loads a builtin only when a file of its name is
+# in system32 (find_builtin_without_file() in dlls/ntdll/loader.c finds
+# one without a file only while the prefix is bootstrapped).  No
+# registry: results are compared between modes, not with Windows.
+set -euo pipefail
+
+die() { printf 'wine-check: error: %s\n' "$*" >&2; exit 2; }
+say() { printf '# %s\n' "$*"; }
+
+bench=0 link=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--bench) bench=1 ;;
+	--link) link=1 ;;
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	--) shift; break ;;
+	-*) die "unknown option $1 (see --help)" ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -le 1 ] || die "usage: $0 [--bench] [--link] [WINE_DIR]"
+wine_dir=${1:-${WINE_DIR:-}}
+[ -n "$wine_dir" ] || die "no Wine: $0 WINE_DIR, or WINE_DIR=... (an install prefix or a build tree)"
+[ -d "$wine_dir" ] || die "$wine_dir is not a directory"
+wine_dir=$(cd "$wine_dir" && pwd)
+[ -d "$wine_dir/build/loader" ] && wine_dir=$wine_dir/build	# wine/build-wine.sh's directory
+
+# The loader, the server and the PE builtins, for either layout.
+pe_files=()
+if [ -x "$wine_dir/bin/wine" ]; then
+	wine=$wine_dir/bin/wine
+	wineserver=$wine_dir/bin/wineserver
+	pe_dir=
+	for d in "$wine_dir"/lib/wine/x86_64-windows "$wine_dir"/lib64/wine/x86_64-windows; do
+		[ -d "$d" ] && pe_dir=$d && break
+	done
+	[ -n "$pe_dir" ] || die "$wine_dir has bin/wine but no lib/wine/x86_64-windows (a 64-bit PE build is needed)"
+	shopt -s nullglob
+	pe_files=("$pe_dir"/*.dll "$pe_dir"/*.exe "$pe_dir"/*.drv)
+	shopt -u nullglob
+	build_ntdll_test=
+elif [ -x "$wine_dir/loader/wine" ]; then
+	wine=$wine_dir/loader/wine
+	wineserver=$wine_dir/server/wineserver
+	shopt -s nullglob
+	pe_files=("$wine_dir"/dlls/*/x86_64-windows/*.dll "$wine_dir"/dlls/*/x86_64-windows/*.drv
+		"$wine_dir"/programs/*/x86_64-windows/*.exe)
+	shopt -u nullglob
+	build_ntdll_test=$wine_dir/dlls/ntdll/tests/x86_64-windows/ntdll_test.exe
+else
+	die "$wine_dir has neither bin/wine (an install) nor loader/wine (a build tree)"
+fi
+[ -x "$wineserver" ] || die "no wineserver at $wineserver"
+[ ${#pe_files[@]} -gt 0 ] || die "no x86_64-windows builtins under $wine_dir (a PE build is needed)"
+
+tests=$(cd "${WINE_TESTS:-.}" && pwd)
+ntdll_test=${WINE_NTDLL_TEST:-}
+if [ -z "$ntdll_test" ]; then
+	ntdll_test=$tests/ntdll_test.exe
+	[ -f "$ntdll_test" ] || [ -z "$build_ntdll_test" ] || ntdll_test=$build_ntdll_test
+fi
+[ -f "$ntdll_test" ] || die "no ntdll_test.exe (WINE_NTDLL_TEST, or in $tests)"
+[ -f "$tests/rawsyscall.exe" ] || die "no rawsyscall.exe in $tests (build wine/tests/rawsyscall.c with x86_64-w64-mingw32-gcc)"
+[ $bench -eq 0 ] || [ -f "$tests/syscallbench.exe" ] || die "no syscallbench.exe in $tests"
+elfdll=${WINE_ELFDLL:-}
+[ -n "$elfdll" ] || [ ! -f "$tests/elfdll.dll.so" ] || elfdll=$tests/elfdll.dll.so
+[ -z "$elfdll" ] || [ -f "$elfdll" ] || die "WINE_ELFDLL=$elfdll: no such file"
+[ -z "$elfdll" ] || elfdll=$(cd "$(dirname "$elfdll")" && pwd)/$(basename "$elfdll")
+
+results=${RESULTS:-$PWD/wine-check-results}
+mkdir -p "$results"
+results=$(cd "$results" && pwd)
+read -r -a modes <<<"${WINE_CHECK_MODES:-off dropin vma}"
+read -r -a ntdll_tests <<<"${WINE_CHECK_TESTS:-exception virtual thread info}"
+run_timeout=${WINE_CHECK_TIMEOUT:-1800}
+bench_iters=${WINE_CHECK_BENCH_ITERS:-20000}
+
+# A prefix of our own, on local disk (the share is 9p), gone at the end.
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/wine-check.XXXXXX")
+export WINEPREFIX=$prefix/prefix
+export WINEDLLOVERRIDES="wineboot.exe=d${WINEDLLOVERRIDES:+;$WINEDLLOVERRIDES}"
+export WINETEST_COLOR=0 WINETEST_INTERACTIVE=0
+export HOME=${HOME:-$prefix}
+unset DISPLAY WAYLAND_DISPLAY WINEARCH
+cleanup() {
+	WINEPERWINE=off "$wineserver" -k >/dev/null 2>&1 || true
+	rm -rf "$prefix"
+}
+trap cleanup EXIT
+
+sys32=$WINEPREFIX/drive_c/windows/system32
+mkdir -p "$sys32"
+if [ $link -eq 1 ]; then
+	ln -s "${pe_files[@]}" "$sys32/"
+else
+	cp "${pe_files[@]}" "$sys32/"
+fi
+say "wine-check: $wine ($(basename "${pe_files[0]}") and $((${#pe_files[@]} - 1)) more builtins in system32)"
+say "tests: $ntdll_test, $tests/rawsyscall.exe; ELF builtin: ${elfdll:-none}; results: $results"
+
+# run_wine MODE LOG PROGRAM ARGS...: one Wine process, in the program's
+# folder; stdout in LOG.out, stderr in LOG.err, exit status in LOG.status.
+run_wine() {
+	local mode=$1 log=$2 prog=$3 rc=0
+	shift 3
+	(cd "$(dirname "$prog")" &&
+		WINEPERWINE=$mode exec timeout -k 10 "$run_timeout" "$wine" "$(basename "$prog")" "$@") \
+		</dev/null >"$log.out" 2>"$log.err" || rc=$?
+	echo "$rc" >"$log.status"
+	# Wine writes CRLF through msvcrt's text mode.
+	tr -d '\r' <"$log.out" >"$log.txt"
+	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "wine-check: killed after ${run_timeout}s" >>"$log.txt"
+}
+
+# The ntdll test's own summary (include/wine/test.h, run_test()):
+#   PID:TEST:[ELAPSED] N tests executed (T marked as todo, F as flaky, X failures), S skipped.
+# The last one is the parent's (children print theirs before it ends).
+# Prints "N X S", or nothing.
+summary() {
+	sed -nE "s/^[0-9a-f]+:$2:[^ ]* ([0-9]+) tests executed \(([0-9]+) marked as todo, (([0-9]+) as flaky, )?([0-9]+) failures?\), ([0-9]+) skipped\.\$/\1 \5 \6/p" \
+		"$1" | tail -n 1
+}
+
+for mode in "${modes[@]}"; do
+	dir=$results/$mode
+	mkdir -p "$dir"
+	for t in "${ntdll_tests[@]}"; do
+		say "mode $mode: ntdll_test.exe $t"
+		run_wine "$mode" "$dir/ntdll-$t" "$ntdll_test" "$t"
+	done
+	say "mode $mode: rawsyscall.exe"
+	if [ -n "$elfdll" ]; then
+		run_wine "$mode" "$dir/rawsyscall" "$tests/rawsyscall.exe" "Z:${elfdll//\//\\}"
+	else
+		run_wine "$mode" "$dir/rawsyscall" "$tests/rawsyscall.exe"
+	fi
+	if [ $bench -eq 1 ]; then
+		say "mode $mode: syscallbench.exe $bench_iters"
+		run_wine "$mode" "$dir/syscallbench" "$tests/syscallbench.exe" "$bench_iters"
+	fi
+	# The next mode starts with a server of its own.
+	timeout 60 "$wineserver" -w 2>/dev/null || "$wineserver" -k 2>/dev/null || true
+done
+
+# --- TAP -----------------------------------------------------------------
+n=0 failed=0 skipped=0
+out=$results/wine-check.tap
+: >"$out"
+emit() { echo "$*" | tee -a "$out"; }
+point() {	# point OK|FAIL|SKIP DESCRIPTION [LOG]
+	local verdict=$1 desc=$2 log=${3:-}
+	n=$((n + 1))
+	if [ "$verdict" = SKIP ] && [ -n "${PERWINE_REQUIRE:-}" ]; then
+		verdict=FAIL desc="$desc (skipped, and PERWINE_REQUIRE is set)"
+	fi
+	case $verdict in
+	OK) emit "ok $n - $desc" ;;
+	SKIP) emit "ok $n - # SKIP $desc"; skipped=$((skipped + 1)) ;;
+	*)
+		emit "not ok $n - $desc"
+		failed=$((failed + 1))
+		[ -z "$log" ] || emit "# log: $log"
+		;;
+	esac
+}
+
+# ntdll: the same results in every mode: the exit status, the summary
+# (a test that ends early, as exception does under TCG in
+# test_debug_service, has none) and the list of failed checks.
+for t in "${ntdll_tests[@]}"; do
+	ref='' same=1 desc=''
+	for mode in "${modes[@]}"; do
+		log=$results/$mode/ntdll-$t
+		grep -E ': Test (failed|succeeded inside todo)' "$log.txt" | sort >"$log.failures" || true
+		rc=$(cat "$log.status")
+		nfail=$(wc -l <"$log.failures")
+		s=$(summary "$log.txt" "$t")
+		if [ -z "$s" ]; then
+			desc+=" $mode: exit $rc, no summary, $nfail failed checks;"
+		else
+			read -r executed failures skips <<<"$s"
+			desc+=" $mode: exit $rc, $executed executed, $failures failures, $skips skipped;"
+		fi
+		sig="$rc|$s|$(sha256sum <"$log.failures")"
+		[ -n "$ref" ] || ref=$sig
+		[ "$ref" = "$sig" ] || same=0
+	done
+	if [ $same -eq 1 ]; then
+		point OK "ntdll $t: the same results in every mode:${desc%;}"
+	else
+		point FAIL "ntdll $t: results differ between modes:${desc%;}" "$results/MODE/ntdll-$t.txt and .failures"
+	fi
+done
+
+# rawsyscall: every required point in every mode, and case (d) as the mode says.
+for mode in "${modes[@]}"; do
+	tap=$results/$mode/rawsyscall.txt
+	rc=$(cat "$results/$mode/rawsyscall.status")
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tap" | head -n 1)
+	points=$(grep -cE '^(not )?ok [0-9]+ ' "$tap" || true)
+	bad=$(grep -E '^not ok [0-9]+ ' "$tap" | grep -vc '# TODO' || true)
+	if [ "$rc" -eq 0 ] && [ -n "$plan" ] && [ "$points" -eq "$plan" ] && [ "$bad" -eq 0 ]; then
+		point OK "rawsyscall, mode $mode: every required case passes ($points points)"
+	else
+		why=$(grep -m1 -E '^(Bail out!|not ok [0-9]+ [^#]*$)' "$tap" || true)
+		point FAIL "rawsyscall, mode $mode: exit $rc, $points of ${plan:-?} points, $bad failed${why:+: $why}" "$tap"
+	fi
+
+	elf_line=$(grep -m1 -E '^(not )?ok [0-9]+ - elf load: ' "$tap" || true)
+	elf_skip=$(sed -n 's/^ok [0-9]* - elf load: .*# SKIP //p' <<<"$elf_line")
+	if [ "${elf_line#ok }" = "$elf_line" ] || [ -n "$elf_skip" ]; then
+		if [ -z "$elfdll" ]; then
+			point SKIP "mode $mode: case (d) needs an ELF builtin (WINE_ELFDLL; build wine/tests/elfdll with winegcc)"
+		else
+			point FAIL "mode $mode: case (d): $elfdll did not load as an ELF builtin${elf_skip:+: $elf_skip}" "$tap"
+		fi
+		continue
+	fi
+	todo_fail=$(grep -cE '^not ok [0-9]+ - elf .*# TODO' "$tap" || true)
+	todo_pass=$(grep -cE '^ok [0-9]+ - elf .*# TODO' "$tap" || true)
+	case $mode in
+	off | dropin)
+		# Wine's policy: dispatch off for the process once an ELF builtin
+		# loads.  The hole must show, else case (d) tests nothing.
+		if [ "$todo_fail" -gt 0 ] && [ "$todo_pass" -eq 0 ]; then
+			point OK "mode $mode: after the ELF builtin loads, all $todo_fail trapping cases reach Linux, as under Wine's SUD policy"
+		else
+			point FAIL "mode $mode: after the ELF builtin loads, $todo_pass raw syscalls were still caught and $todo_fail reached Linux (expected: all reach Linux)" "$tap"
+		fi
+		;;
+	*)
+		elf_bad=$(grep -cE '^not ok [0-9]+ - elf ' "$tap" || true)
+		if [ "$elf_bad" -eq 0 ] && [ "$todo_fail$todo_pass" = 00 ]; then
+			point OK "mode $mode: raw syscalls stay caught after the ELF builtin loads, and its own run natively"
+		else
+			point FAIL "mode $mode: after the ELF builtin loads, $elf_bad cases fail" "$tap"
+		fi
+		;;
+	esac
+done
+
+if [ $bench -eq 1 ]; then
+	bench_tsv=$results/bench.tsv
+	printf 'mode\tname\tns_per_call\n' >"$bench_tsv"
+	for mode in "${modes[@]}"; do
+		f=$results/$mode/syscallbench.txt
+		awk -F'\t' -v m="$mode" '$1 == "row" { print m "\t" $2 "\t" $3 }' "$f" >>"$bench_tsv"
+		rc=$(cat "$results/$mode/syscallbench.status")
+		rows=$(grep -c '^row	' "$f" || true)
+		if [ "$rc" -eq 0 ] && [ "$rows" -gt 0 ] && ! grep -q '	FAILED$' "$f"; then
+			point OK "syscallbench, mode $mode: $rows rows measured"
+		else
+			point FAIL "syscallbench, mode $mode: exit $rc, $rows rows, $(grep -c '	FAILED$' "$f" || true) failed" "$f"
+		fi
+	done
+	# One line per row name, one column per mode.
+	say "syscallbench: ns per call, best of 5 rounds of $bench_iters (under -icount shift=0: guest instructions per call)"
+	awk -F'\t' -v modes="${modes[*]}" '
+		NR == 1 { next }
+		!($2 in seen) { seen[$2] = 1; order[++k] = $2 }
+		{ v[$1 SUBSEP $2] = $3 }
+		END {
+			nm = split(modes, m, " ")
+			line = sprintf("# %-44s", "row")
+			for (i = 1; i <= nm; i++) line = line sprintf(" %12s", m[i])
+			print line
+			for (j = 1; j <= k; j++) {
+				line = sprintf("# %-44s", order[j])
+				for (i = 1; i <= nm; i++) {
+					x = v[m[i] SUBSEP order[j]]
+					line = line sprintf(" %12s", x == "" ? "-" : x)
+				}
+				print line
+			}
+		}' "$bench_tsv" | tee -a "$out"
+	say "machine-readable: $bench_tsv (mode, row, ns per call)"
+fi
+
+emit "1..$n"
+say "wine-check: $((n - failed - skipped)) passed, $failed failed, $skipped skipped; results in $results"
+[ "$failed" -eq 0 ]
