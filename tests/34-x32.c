@@ -129,6 +129,7 @@ static int usr1_at_trap(void)
 int main(void)
 {
 	struct sigaction sa;
+	long r;
 	int after;
 
 	tap_require_perwine_v2();
@@ -147,7 +148,8 @@ int main(void)
 	       "x32: SET with SIGNAL_NATIVE and personality(PER_WINE)");
 
 	sel = PERWINE_TRAP;
-	tap_ok(raw_getpid() == TRAPPED_RESULT && sigsys_calls == 1,
+	r = raw_getpid();
+	tap_ok(r == TRAPPED_RESULT && sigsys_calls == 1,
 	       "x32 getpid at TRAP: trapped once, the handler's result returned (%d traps)", sigsys_calls);
 	tap_ok(sigsys_nr == X32_GETPID && sigsys_arch == AUDIT_ARCH_X86_64 &&
 	       sigsys_errno == PERWINE_TRAP_SELECTOR,
