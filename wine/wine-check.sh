@@ -197,10 +197,13 @@ point() {	# point OK|FAIL|SKIP DESCRIPTION [LOG]
 # ntdll: the same results in every mode: the exit status, the summary
 # (a test that ends early, as exception does under TCG in
 # test_debug_service, has none) and the list of failed checks.
-for t in "${ntdll_tests[@]}"; do
-	ref='' same=1 desc=''
+# compare TEST SUFFIX: sets same (1 or 0) and desc for the logs
+# $results/MODE/ntdll-TEST$SUFFIX.
+compare() {
+	local t=$1 sfx=$2 ref='' mode log rc nfail s executed failures skips sig
+	same=1 desc=''
 	for mode in "${modes[@]}"; do
-		log=$results/$mode/ntdll-$t
+		log=$results/$mode/ntdll-$t$sfx
 		grep -E ': Test (failed|succeeded inside todo)' "$log.txt" | sort >"$log.failures" || true
 		rc=$(cat "$log.status")
 		nfail=$(wc -l <"$log.failures")
@@ -215,10 +218,32 @@ for t in "${ntdll_tests[@]}"; do
 		[ -n "$ref" ] || ref=$sig
 		[ "$ref" = "$sig" ] || same=0
 	done
+}
+
+# Some of Wine's checks depend on the address-space layout of the run
+# (virtual's NtMapViewOfSection into a child with 11-13 zero bits once
+# failed in one mode of one run): results that differ are measured once
+# more in every mode, and pass only if that second round agrees; the
+# first round's difference stays in the log and the TAP line.
+for t in "${ntdll_tests[@]}"; do
+	compare "$t" ""
 	if [ $same -eq 1 ]; then
 		point OK "ntdll $t: the same results in every mode:${desc%;}"
+		continue
+	fi
+	first=$desc
+	for mode in "${modes[@]}"; do
+		say "mode $mode: ntdll_test.exe $t, second round"
+		run_wine "$mode" "$results/$mode/ntdll-$t-2" "$ntdll_test" "$t"
+		timeout 60 "$wineserver" -w 2>/dev/null || "$wineserver" -k 2>/dev/null || true
+	done
+	compare "$t" -2
+	if [ $same -eq 1 ]; then
+		point OK "ntdll $t: the same results in every mode in a second round:${desc%;} (first round differed:${first%;})"
+		emit "# flaky: ntdll $t differed between modes in the first round; logs: $results/MODE/ntdll-$t.failures"
 	else
-		point FAIL "ntdll $t: results differ between modes:${desc%;}" "$results/MODE/ntdll-$t.txt and .failures"
+		point FAIL "ntdll $t: results differ between modes, twice:${desc%;} (first round:${first%;})" \
+			"$results/MODE/ntdll-$t.failures and ntdll-$t-2.failures"
 	fi
 done
 
