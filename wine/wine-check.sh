@@ -194,37 +194,45 @@ point() {	# point OK|FAIL|SKIP DESCRIPTION [LOG]
 	esac
 }
 
-# ntdll: the same results in every mode: the exit status, the summary
-# (a test that ends early, as exception does under TCG in
-# test_debug_service, has none) and the list of failed checks.
+# ntdll: the same results in every mode: the number of checks executed
+# (none when a test ends early, as exception does under TCG in
+# test_debug_service) and the list of failed checks, but those that
+# fail or pass from run to run in every mode, stock SUD included
+# ($flaky: measured 2026-12-04, four runs, 37 to 40 failures of
+# virtual all told).  They are counted, not compared.
+flaky=${WINE_CHECK_FLAKY:-'^virtual\.c:1513: Test failed: NtMapViewOfSection with 1[0-9] zero_bits'}
 # compare TEST SUFFIX: sets same (1 or 0) and desc for the logs
 # $results/MODE/ntdll-TEST$SUFFIX.
 compare() {
-	local t=$1 sfx=$2 ref='' mode log rc nfail s executed failures skips sig
+	local t=$1 sfx=$2 ref='' mode log rc nfail nflaky s executed failures skips sig
 	same=1 desc=''
 	for mode in "${modes[@]}"; do
 		log=$results/$mode/ntdll-$t$sfx
-		grep -E ': Test (failed|succeeded inside todo)' "$log.txt" | sort >"$log.failures" || true
+		grep -E ': Test (failed|succeeded inside todo)' "$log.txt" | sort >"$log.all-failures" || true
+		grep -Ev "$flaky" "$log.all-failures" >"$log.failures" || true
 		rc=$(cat "$log.status")
 		nfail=$(wc -l <"$log.failures")
+		nflaky=$(($(wc -l <"$log.all-failures") - nfail))
 		s=$(summary "$log.txt" "$t")
+		executed=none
 		if [ -z "$s" ]; then
-			desc+=" $mode: exit $rc, no summary, $nfail failed checks;"
+			desc+=" $mode: exit $rc, no summary, $nfail failed checks"
 		else
 			read -r executed failures skips <<<"$s"
-			desc+=" $mode: exit $rc, $executed executed, $failures failures, $skips skipped;"
+			desc+=" $mode: $executed executed, $failures failures, $skips skipped"
 		fi
-		sig="$rc|$s|$(sha256sum <"$log.failures")"
+		[ "$nflaky" -eq 0 ] || desc+=" ($nflaky of them known flaky)"
+		desc+=";"
+		sig="$executed|$(sha256sum <"$log.failures")"
 		[ -n "$ref" ] || ref=$sig
 		[ "$ref" = "$sig" ] || same=0
 	done
 }
 
-# Some of Wine's checks depend on the address-space layout of the run
-# (virtual's NtMapViewOfSection into a child with 11-13 zero bits once
-# failed in one mode of one run): results that differ are measured once
-# more in every mode, and pass only if that second round agrees; the
-# first round's difference stays in the log and the TAP line.
+# A difference is measured once more in every mode, and passes only if
+# that second round agrees (a check that flakes in one run and is not in
+# $flaky yet); the first round's difference stays in the TAP line and a
+# "# flaky:" line.
 for t in "${ntdll_tests[@]}"; do
 	compare "$t" ""
 	if [ $same -eq 1 ]; then
