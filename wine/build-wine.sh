@@ -65,16 +65,18 @@ key() {
 	printf '%s\n' "$WINE_COMMIT" "${WINE_MISSING[@]}" "${WINE_CONFIGURE[@]}" | sha256sum | cut -c1-16
 }
 
-# What the stamp of a complete build holds: the patches and the modules.
+# What the source tree's stamp holds: the patches applied to it.
 patches_key() {
 	local p
-	{
-		printf '%s\n' "${WINE_TARGETS[@]}"
-		for p in $(series); do
-			echo "$p"
-			cat "$WINE_PATCHES/$p"
-		done
-	} | sha256sum | cut -c1-16
+	for p in $(series); do
+		echo "$p"
+		cat "$WINE_PATCHES/$p"
+	done | sha256sum | cut -c1-16
+}
+
+# What the stamp of a complete build holds: those patches and the modules.
+built_key() {
+	printf '%s\n' "$1" "${WINE_TARGETS[@]}" | sha256sum | cut -c1-16
 }
 
 # Put back the files the applied patches touched (listed in
@@ -95,17 +97,18 @@ unpatch() {
 
 dir=$PERWINE_CACHE/wine/$(key)
 pkey=$(patches_key)
+bkey=$(built_key "$pkey")
 src=$dir/src
 build=$dir/build
 logs=$dir/logs
 case "${1:-}" in
---key) echo "$(basename "$dir")-$pkey"; exit 0 ;;
---cached) [ "$(cat "$dir/.built" 2>/dev/null)" = "$pkey" ]; exit ;;
+--key) echo "$(basename "$dir")-$bkey"; exit 0 ;;
+--cached) [ "$(cat "$dir/.built" 2>/dev/null)" = "$bkey" ]; exit ;;
 "") ;;
 *) die "usage: $0 [--key|--cached]" ;;
 esac
 
-if [ "$(cat "$dir/.built" 2>/dev/null)" = "$pkey" ]; then
+if [ "$(cat "$dir/.built" 2>/dev/null)" = "$bkey" ]; then
 	say "Wine: cached build in $dir"
 	echo "$dir"
 	exit 0
@@ -153,5 +156,5 @@ fi
 
 rm -f "$dir/.built"
 (cd "$build" && run_logged "$logs/make.log" make -j"$(nproc)" "${WINE_TARGETS[@]}")
-echo "$pkey" >"$dir/.built"
+echo "$bkey" >"$dir/.built"
 echo "$dir"
