@@ -15,7 +15,9 @@ rootfs=$1 kselftests=$2 image=$3 debs=${4:-}
 [ -f "$kselftests/kernelrelease" ] || die "no kernel build output in $kselftests (run kernel/build-kernel.sh)"
 need_packages e2fsprogs autoconf automake libtool pkg-config
 
-stage=$(dirname "$image")/stage
+# A stage of its own per image: make image and make image-debug may run
+# at the same time (make wine-check beside make vm-fuzz).
+stage=$image.stage
 rm -rf "$stage" "$image"
 mkdir -p "$stage"
 tar -C "$stage" --numeric-owner -xf "$rootfs"
@@ -27,8 +29,9 @@ copy_sources "$stage/root/perwine"
 # The configure script is made here, in the host's seconds, not in the
 # guest's emulated minutes (the same Debian release's autotools).
 if [ ! -x "$stage/root/perwine/configure" ]; then
-	(cd "$stage/root/perwine" && autoreconf -fi) > "$PERWINE_OUT/logs/autoreconf.log" 2>&1 ||
-		die "autoreconf failed; log: $PERWINE_OUT/logs/autoreconf.log"
+	log=$PERWINE_OUT/logs/autoreconf-$(basename "$image" .img).log
+	(cd "$stage/root/perwine" && autoreconf -fi) > "$log" 2>&1 ||
+		die "autoreconf failed; log: $log"
 fi
 
 if [ -n "$debs" ]; then
