@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Judge whether one of Wine's ntdll tests gave the same results in every
+# perwine mode, from the logs wine/wine-check.sh leaves: ROUNDS runs per
+# mode, RESULTS/MODE/ntdll-TEST.rN.txt (the test's output) and .status
+# (its exit status).
+#
+#   wine/ntdll-compare.sh RESULTS TEST MODE...
+#
+# A failed check is known by its place (file.c:line; the message often
+# holds addresses or timings).  Under TCG some checks fail in one run
+# and pass in the next, in every mode, stock SUD included (measured
+# 2026-12-04: virtual.c:1513, NtMapViewOfSection into a child, with 2 to
+# 20 zero bits; info.c:2777, WaitForDebugEvent's timeout).  So a mode
+# differs only by what it does in every round and another mode in none:
+#   - a check that failed in every round of mode A and in no round of B;
+#   - how the test ended (the count of checks executed, or the exit
+#     status when it stopped before its summary): no ending in common.
+# Checks that fail in some rounds only are flaky: counted, listed in
+# RESULTS/ntdll-TEST.flaky, not compared.
+# Prints one line, "same: DETAILS" or "differ: DETAILS", and writes what
+# differs to RESULTS/ntdll-TEST.differences.  Exit 0 same, 1 differ,
+# 2 when logs are missing.
+set -euo pipefail
+
+[ $# -ge 3 ] || { echo "usage: $0 RESULTS TEST MODE..." >&2; exit 2; }
+results=$1 t=$2
+shift 2
+modes=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The test's own summary (include/wine/test.h, run_test()):
+#   PID:TEST:[ELAPSED] N tests executed (T marked as todo, F as flaky, X failures), S skipped.
+# The last one is the parent's when the test ran to its end, and then the
+# exit status is its failure count (at most 255), which flaky checks
+# move: that ending is "N executed".  Otherwise the test stopped early
+# (children print summaries too), and the exit status is what it ends on.
+ending() {
+	local line n x rc
+	rc=$(cat "$1.status")
+	line=$(sed -nE "s/^[0-9a-f]+:$t:[^ ]* ([0-9]+) tests executed \(.* ([0-9]+) failures?\).*/\1 \2/p" "$1.txt" | tail -n 1)
+	if [ -n "$line" ]; then
+		read -r n x <<<"$line"
+		[ "$x" -le 255 ] || x=255
+		if [ "$rc" -eq "$x" ]; then
+			echo "$n executed"
+			return
+		fi
+	fi
+	echo "exit $rc before its summary"
+}
+
+for m in "${modes[@]}"; do
+	shopt -s nullglob
+	logs=("$results/$m/ntdll-$t".r*.txt)
+	shopt -u nullglob
+	[ ${#logs[@]} -gt 0 ] || { echo "$0: no $results/$m/ntdll-$t.r*.txt" >&2; exit 2; }
+	: >"$work/$m.endings"
+	for f in "${logs[@]}"; do
+		f=${f%.txt}
+		ending "$f" >>"$work/$m.endings"
+		grep -oE '^[A-Za-z0-9_]+\.c:[0-9]+: Test (failed|succeeded inside todo)' "$f.txt" |
+			sed 's/: Test.*//' | sort -u >"$f.checks" || true
+	done
+	sort -u -o "$work/$m.endings" "$work/$m.endings"
+	# stable: failed in every round; seen: in any round.
+	cat "$results/$m/ntdll-$t".r*.checks | sort | uniq -c |
+		awk -v n=${#logs[@]} '$1 == n { print $2 }' >"$work/$m.stable"
+	cat "$results/$m/ntdll-$t".r*.checks | sort -u >"$work/$m.seen"
+	echo ${#logs[@]} >"$work/$m.rounds"
+done
+
+diffs=$results/ntdll-$t.differences
+: >"$diffs"
+for a in "${modes[@]}"; do
+	for b in "${modes[@]}"; do
+		[ "$a" != "$b" ] || continue
+		comm -23 "$work/$a.stable" "$work/$b.seen" | sed "s/^/failed in every $a round, in no $b round: /" >>"$diffs"
+		if [ -z "$(comm -12 "$work/$a.endings" "$work/$b.endings")" ] && [[ "$a" < "$b" ]]; then
+			echo "ended differently: $a: $(paste -sd/ "$work/$a.endings"); $b: $(paste -sd/ "$work/$b.endings")" >>"$diffs"
+		fi
+	done
+done
+
+# Flaky: seen somewhere, failed not in every round of every mode, and no
+# difference between modes.
+cat "$work"/*.seen | sort -u >"$work/all.seen"
+cat "$work"/*.stable | sort | uniq -c | awk -v n=${#modes[@]} '$1 == n { print $2 }' >"$work/all.stable"
+comm -23 "$work/all.seen" "$work/all.stable" >"$results/ntdll-$t.flaky"
+nflaky=$(wc -l <"$results/ntdll-$t.flaky")
+
+details=
+for m in "${modes[@]}"; do
+	details+=" $m: $(paste -sd/ "$work/$m.endings"), $(wc -l <"$work/$m.stable") checks failed in all $(cat "$work/$m.rounds") rounds;"
+done
+details="${details%;}; $nflaky flaky"
+[ "$nflaky" -eq 0 ] || details+=" ($(head -n 5 "$results/ntdll-$t.flaky" | paste -sd' ')$([ "$nflaky" -le 5 ] || echo ' ...'))"
+if [ -s "$diffs" ]; then
+	echo "differ:$details; $(wc -l <"$diffs") differences, first: $(head -n 1 "$diffs")"
+	exit 1
+fi
+echo "same:$details"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The verdict of wine/ntdll-compare.sh on made-up logs: it must call
+# modes that differ in what they do every time "differ", and one-off
+# failures "same" (flaky).  TAP, then "N passed, N failed".
+#
+#   wine/tests/ntdll-compare-test.sh
+set -euo pipefail
+compare=$(cd "$(dirname "$0")/.." && pwd)/ntdll-compare.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+n=0 failed=0
+
+# log DIR MODE ROUND STATUS|n SUMMARY_COUNT|- FAILED_LINE...
+# (n: the exit status a finished test has, its failure count)
+log() {
+	local dir=$1 mode=$2 round=$3 status=$4 count=$5 f
+	shift 5
+	mkdir -p "$dir/$mode"
+	f=$dir/$mode/ntdll-virtual.r$round
+	{
+		echo "virtual.c:10: Test marked todo: fine"
+		for line in "$@"; do echo "virtual.c:$line: Test failed: got 0x$RANDOM"; done
+		echo "0100:virtual: 5 tests executed (0 marked as todo, 0 as flaky, 1 failure), 0 skipped."
+		[ "$count" = - ] || echo "0020:virtual:1.2 $count tests executed (0 marked as todo, 0 as flaky, $# failures), 0 skipped."
+	} >"$f.txt"
+	[ "$status" != n ] || status=$#
+	echo "$status" >"$f.status"
+}
+
+# expect NAME WANT_EXIT WANT_WORD DIR
+expect() {
+	local name=$1 want=$2 word=$3 dir=$4 out rc=0
+	n=$((n + 1))
+	out=$("$compare" "$dir" virtual off dropin vma 2>&1) || rc=$?
+	if [ "$rc" -eq "$want" ] && [[ "$out" == "$word"* ]]; then
+		echo "ok $n - $name"
+	else
+		echo "not ok $n - $name (exit $rc: $out)"
+		failed=$((failed + 1))
+	fi
+}
+
+d=$work/same
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 30; done; done
+expect "the same failures in every round and mode: same" 0 same: "$d"
+
+d=$work/flaky
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20; done; done
+log "$d" vma 2 n 100 20 99
+log "$d" off 1 n 100 20 99
+expect "a check failing in some rounds only: same, counted flaky" 0 same: "$d"
+n=$((n + 1))
+if [ "$(cat "$d/ntdll-virtual.flaky")" = virtual.c:99 ]; then
+	echo "ok $n - the flaky check is listed"
+else
+	echo "not ok $n - the flaky check is listed (got: $(cat "$d/ntdll-virtual.flaky"))"
+	failed=$((failed + 1))
+fi
+
+d=$work/stable-extra
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20; done; done
+log "$d" vma 1 n 100 20 77
+log "$d" vma 2 n 100 20 77
+expect "a check failing in every round of one mode and none of another: differ" 1 differ: "$d"
+
+d=$work/ending
+for m in off dropin; do for r in 1 2; do log "$d" "$m" "$r" n 100 20; done; done
+for r in 1 2; do log "$d" vma "$r" 5 - 20; done
+expect "one mode crashes before its summary every time: differ" 1 differ: "$d"
+
+d=$work/ending-flaky
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20; done; done
+log "$d" dropin 2 5 - 20
+expect "a crash in one round of one mode, a common ending left: same" 0 same: "$d"
+
+d=$work/missing
+for m in off dropin; do log "$d" "$m" 1 n 100; done
+expect "a mode without logs: an error, not a verdict" 2 "" "$d"
+
+echo "1..$n"
+echo "$((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
