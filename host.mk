@@ -2,8 +2,11 @@
 # boot it in QEMU and bring the results back.  Used directly by
 # GNUmakefile on a fresh clone and included by Makefile.am after configure.
 
-PERWINE_OUT ?= $(abspath $(srcdir))/out
-export PERWINE_OUT
+# PERWINE_KERNEL=6.12 make ...: the 6.12 series and kernel, in out/6.12
+# (scripts/common.sh); 6.1 by default.
+PERWINE_KERNEL ?= 6.1
+PERWINE_OUT ?= $(abspath $(srcdir))/out$(if $(filter-out 6.1,$(PERWINE_KERNEL)),/$(PERWINE_KERNEL))
+export PERWINE_KERNEL PERWINE_OUT
 KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compile the series against Debian's own amd64 kernel configuration
-# (the linux-config-6.1 package), with PER_WINE_DISPATCH turned on, and
+# (the linux-config-$PERWINE_KERNEL package), with PER_WINE_DISPATCH turned on, and
 # only the objects the series touches: every .c file a patch changes,
 # plus the objects that use what it adds to headers (entry, signal, mm,
 # ptrace, proc).  -Werror makes a warning fail the check.  A pass is
@@ -10,22 +10,22 @@
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
-need_packages "${KERNEL_BUILD_PACKAGES[@]}" linux-config-6.1 xz-utils
+need_packages "${KERNEL_BUILD_PACKAGES[@]}" "linux-config-$PERWINE_KERNEL" xz-utils
 
 tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 objdir=$(dirname "$tree")/obj-distro
 log=$PERWINE_OUT/logs/kernel-distro.log
 mkdir -p "$objdir" "$PERWINE_OUT/logs"
 
-config=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
-[ -f "$config" ] || die "linux-config-6.1 has no $config"
+config=/usr/src/linux-config-$PERWINE_KERNEL/config.amd64_none_amd64.xz
+[ -f "$config" ] || die "linux-config-$PERWINE_KERNEL has no $config"
 
 objects=$(series_objects)
 # shellcheck disable=SC2086
 set -- $objects
 
 stamp=$objdir/.perwine-distro-ok
-key=$( (cat "$PERWINE_TOP"/kernel/patches/series "$PERWINE_TOP"/kernel/patches/*.patch; xzcat "$config";
+key=$( (cat "$PERWINE_PATCHES"/series "$PERWINE_PATCHES"/*.patch; xzcat "$config";
 	gcc --version | head -n 1; echo "$*") | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; then
 	say "distro config: the series already compiled with Debian's config ($# objects, cached)"

@@ -11,7 +11,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
-patches_dir=$PERWINE_TOP/kernel/patches
+patches_dir=$PERWINE_PATCHES
 mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$patches_dir/series")
 tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 

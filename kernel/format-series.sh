@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate kernel/patches/ (git format-patch output + quilt series)
+# Regenerate kernel/patches/$PERWINE_KERNEL/ (git format-patch output + quilt series)
 # from a git repository holding the series as commits on top of BASE.
 #
 #   kernel/format-series.sh GIT_DIR [BASE]
@@ -10,7 +10,7 @@ set -euo pipefail
 [ $# -ge 1 ] || die "usage: $0 GIT_DIR [BASE]"
 repo=$1
 base=${2:-$(git -C "$repo" rev-list --max-parents=0 HEAD)}
-dest=$PERWINE_TOP/kernel/patches
+dest=$PERWINE_PATCHES
 
 rm -f "$dest"/*.patch
 git -C "$repo" format-patch -q --no-signature --zero-commit -N --cover-letter -o "$dest" "$base..HEAD"

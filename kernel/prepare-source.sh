@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Step 1 of the kernel build: unpack Debian's linux-source-6.1 outside
-# the repo and bring it to exactly kernel/patches/series applied.
+# Step 1 of the kernel build: unpack Debian's linux-source-$PERWINE_KERNEL
+# outside the repo and bring it to exactly kernel/patches/$PERWINE_KERNEL/
+# series applied.
 #
 # The tree lives in $PERWINE_CACHE/kernel/<version>/ and is reused.  When
 # the series changes, the new series is applied to pristine copies of
@@ -11,17 +12,17 @@
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
-need_packages linux-source-6.1 patch xz-utils
+need_packages "linux-source-$PERWINE_KERNEL" patch xz-utils
 [ -f "$KERNEL_TARBALL" ] || die "no kernel tarball at $KERNEL_TARBALL"
 
-series_dir=${PERWINE_SERIES_DIR:-$PERWINE_TOP/kernel/patches}
+series_dir=${PERWINE_SERIES_DIR:-$PERWINE_PATCHES}
 series=$series_dir/series
 [ -f "$series" ] || die "no series file at $series"
 
-version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || stat -c %Y "$KERNEL_TARBALL")
+version=$(dpkg-query -W -f='${Version}' "linux-source-$PERWINE_KERNEL" 2>/dev/null || stat -c %Y "$KERNEL_TARBALL")
 base=$PERWINE_CACHE/kernel/$version
-tree=$base/linux-source-6.1
-pristine=$base/pristine/linux-source-6.1
+tree=$base/linux-source-$PERWINE_KERNEL
+pristine=$base/pristine/linux-source-$PERWINE_KERNEL
 mkdir -p "$base"
 
 # Two copies of the tarball: the tree we build, and the pristine files

@@ -3,9 +3,22 @@
 
 PERWINE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PERWINE_CACHE=${PERWINE_CACHE:-/var/cache/perwine}
-PERWINE_OUT=${PERWINE_OUT:-$PERWINE_TOP/out}
-KERNEL_TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-export PERWINE_TOP PERWINE_CACHE PERWINE_OUT KERNEL_TARBALL
+# The kernel: Debian's linux-source-$PERWINE_KERNEL with the series in
+# kernel/patches/$PERWINE_KERNEL/.  6.1 (Debian 12's, the guest's own
+# release) is the default; 6.12 (Debian 13's) builds and boots beside it,
+# its output in out/6.12.
+PERWINE_KERNEL=${PERWINE_KERNEL:-6.1}
+case $PERWINE_KERNEL in
+6.1) PERWINE_OUT=${PERWINE_OUT:-$PERWINE_TOP/out} ;;
+6.12) PERWINE_OUT=${PERWINE_OUT:-$PERWINE_TOP/out/6.12} ;;
+*)
+	printf '[perwine] error: PERWINE_KERNEL=%s: there is a series for 6.1 and 6.12\n' "$PERWINE_KERNEL" >&2
+	exit 1
+	;;
+esac
+PERWINE_PATCHES=$PERWINE_TOP/kernel/patches/$PERWINE_KERNEL
+KERNEL_TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-$PERWINE_KERNEL.tar.xz}
+export PERWINE_TOP PERWINE_CACHE PERWINE_OUT PERWINE_KERNEL PERWINE_PATCHES KERNEL_TARBALL
 
 say() { printf '[perwine] %s\n' "$*" >&2; }
 die() { printf '[perwine] error: %s\n' "$*" >&2; exit 1; }
@@ -41,7 +54,7 @@ KERNEL_BUILD_PACKAGES=(build-essential bc bison flex libelf-dev libssl-dev cpio 
 # (entry, signal, mm, ptrace, proc).  One per line.
 series_objects() {
 	{
-		grep -h '^+++ b/.*\.c$' "$PERWINE_TOP"/kernel/patches/*.patch | sed 's|^+++ b/||' |
+		grep -h '^+++ b/.*\.c$' "$PERWINE_PATCHES"/*.patch | sed 's|^+++ b/||' |
 			grep -v '^tools/' | sed 's/\.c$/.o/'
 		printf '%s\n' kernel/entry/syscall_user_dispatch.o kernel/signal.o kernel/sched/core.o \
 			mm/mremap.o mm/memory.o arch/x86/kernel/process_64.o arch/x86/kernel/ptrace.o
