@@ -111,11 +111,11 @@ if [ "$mode" = check ] && [ $((passed + failed)) -eq 0 ]; then
 fi
 
 # The suite is pinned: every test and its number of TAP points are in
-# tests/expected-results, so a test dropped from TESTS, a kselftest
+# tests/expected-results.KERNEL, so a test dropped from TESTS, a kselftest
 # that shrinks or a plan that changes fails the run.  A subset run
 # (TESTS=...) checks the tests it ran.  PERWINE_UPDATE_EXPECTED=1
 # rewrites the file from this run.
-expected=$PERWINE_TOP/tests/expected-results
+expected=$PERWINE_TOP/tests/expected-results.$PERWINE_KERNEL
 if [ "$mode" = check ]; then
 	actual=$(for trs in "${trs_files[@]}"; do
 		t=${trs#"$dest"/tests/}

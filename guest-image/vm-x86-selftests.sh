@@ -4,7 +4,7 @@
 # ("stock") kernel, runs tests/x86-selftests.sh in a guest on each, and
 # prints one table (stock, patched plainly, patched under perwine-run).
 # The stock column is what tests/12-x86-selftests expects in make check;
-# it is pinned in tests/x86-selftests.stock.ACCEL, and a stock run that differs
+# it is pinned in tests/x86-selftests.stock.KERNEL.ACCEL, and a stock run that differs
 # from it fails here (PERWINE_UPDATE_EXPECTED=1 rewrites it).
 #
 #   guest-image/vm-x86-selftests.sh BZIMAGE IMAGE
@@ -32,7 +32,7 @@ PERWINE_RUN_NAME=x86-perwine \
 accel=$(sed -n 's/^# accel //p' "$results/stock.txt")
 [ -n "$accel" ] && [ "$accel" = "$(sed -n 's/^# accel //p' "$results/perwine.txt")" ] ||
 	die "the two runs do not name one accelerator"
-pinned=$PERWINE_TOP/tests/x86-selftests.stock.$accel
+pinned=$PERWINE_TOP/tests/x86-selftests.stock.$PERWINE_KERNEL.$accel
 grep -v '^#' "$results/stock.txt" | sort > "$results/stock.sorted"
 grep -v '^#' "$results/perwine.txt" | sort > "$results/perwine.sorted"
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The kernel's own x86 selftests, 64- and 32-bit (tests/x86-selftests.sh):
 # each must end as it does on the unpatched kernel with the same config
-# and accelerator (tests/x86-selftests.stock.ACCEL, pinned by make
+# and accelerator (tests/x86-selftests.stock.KERNEL.ACCEL, pinned by make
 # vm-x86-selftests): the same exit status and the same number of [OK],
 # [FAIL] and [SKIP] lines, so that a subtest that newly fails shows even
 # in a program that already failed on the stock kernel.  Under
@@ -11,7 +11,8 @@
 export LC_ALL=C
 tap_require_perwine
 accel=$(sed -n 's/.*perwine\.accel=\([a-z]*\).*/\1/p' /proc/cmdline)
-stock=${top_srcdir:-.}/tests/x86-selftests.stock.${accel:-unknown}
+kver=$(uname -r | cut -d. -f1,2)
+stock=${top_srcdir:-.}/tests/x86-selftests.stock.$kver.${accel:-unknown}
 work=${top_builddir:-.}/tests/x86-selftests.work
 [ -f "$stock" ] || tap_bail "no pinned stock results for accelerator '${accel:-unknown}' ($stock): make vm-x86-selftests PERWINE_UPDATE_EXPECTED=1"
 if ! out=$(sh "${top_srcdir:-.}/tests/x86-selftests.sh" "$work"); then
