@@ -125,8 +125,8 @@ if [ "$mode" = check ]; then
 	if [ -n "${PERWINE_UPDATE_EXPECTED:-}" ]; then
 		{
 			echo "# Every test of make check and its number of TAP points, checked by"
-			echo "# guest-image/collect-results.sh after each guest run; regenerate with"
-			echo "# PERWINE_UPDATE_EXPECTED=1 make vm-check."
+			echo "# guest-image/collect-results.sh after each guest run on $PERWINE_KERNEL; regenerate with"
+			echo "# PERWINE_KERNEL=$PERWINE_KERNEL PERWINE_UPDATE_EXPECTED=1 make vm-check."
 			echo "$actual"
 			echo "total $total"
 		} > "$expected"

@@ -45,7 +45,7 @@ join -a 1 -e - -o 0,1.2,1.3,2.2,2.3,2.4,2.5 "$results/stock.sorted" "$results/pe
 
 if [ -n "${PERWINE_UPDATE_EXPECTED:-}" ]; then
 	{
-		echo "# Each x86 selftest on the unpatched 6.1 guest kernel (same config,"
+		echo "# Each x86 selftest on the unpatched $PERWINE_KERNEL guest kernel (same config,"
 		echo "# accelerator $accel): exit status, then its [OK]/[FAIL]/[SKIP] line"
 		echo "# counts; from make vm-x86-selftests.  tests/12-x86-selftests expects"
 		echo "# the same on the patched kernel."

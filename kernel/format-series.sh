@@ -15,10 +15,11 @@ dest=$PERWINE_PATCHES
 rm -f "$dest"/*.patch
 git -C "$repo" format-patch -q --no-signature --zero-commit -N --cover-letter -o "$dest" "$base..HEAD"
 
-# The cover letter's subject and text come from kernel/cover-letter.txt:
+# The cover letter's subject and text come from
+# kernel/cover-letter-$PERWINE_KERNEL.txt:
 # its first line is the Subject:, the rest replaces the blurb.
 cover=$dest/0000-cover-letter.patch
-letter=$PERWINE_TOP/kernel/cover-letter.txt
+letter=$PERWINE_TOP/kernel/cover-letter-$PERWINE_KERNEL.txt
 [ -f "$letter" ] || die "no $letter"
 python3 - "$cover" "$letter" <<'PY'
 import sys
@@ -32,7 +33,7 @@ open(cover, 'w').write(text)
 PY
 grep -q 'HERE \*\*\*' "$cover" && die "the cover letter still has a placeholder"
 {
-	echo "# perwine kernel series, in order (quilt format); 0000 is the cover letter"
+	echo "# perwine kernel series for linux-source-$PERWINE_KERNEL, in order (quilt format); 0000 is the cover letter"
 	(cd "$dest" && ls -1 ./*.patch | sed 's|^\./||' | grep -v '^0000-')
 } > "$dest/series"
 say "$(grep -c '\.patch$' "$dest/series") patches in $dest"
