@@ -36,6 +36,10 @@ if [ "$flavor" = stock ]; then
 fi
 
 fragments=("$tree/kernel/configs/kvm_guest.config" "$config")
+# What one kernel needs on top (6.12's tinyconfig turns SLUB_TINY on,
+# which 6.1 does not have and KASAN excludes).
+[ ! -f "$PERWINE_TOP/kernel/perwine.$PERWINE_KERNEL.config" ] ||
+	fragments+=("$PERWINE_TOP/kernel/perwine.$PERWINE_KERNEL.config")
 for f in "$@"; do fragments+=("$(realpath "$f")"); done
 
 # Reconfigure only when a fragment changed, so a rebuild with nothing
