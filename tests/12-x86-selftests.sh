@@ -14,7 +14,7 @@ accel=$(sed -n 's/.*perwine\.accel=\([a-z]*\).*/\1/p' /proc/cmdline)
 kver=$(uname -r | cut -d. -f1,2)
 stock=${top_srcdir:-.}/tests/x86-selftests.stock.$kver.${accel:-unknown}
 work=${top_builddir:-.}/tests/x86-selftests.work
-[ -f "$stock" ] || tap_bail "no pinned stock results for accelerator '${accel:-unknown}' ($stock): make vm-x86-selftests PERWINE_UPDATE_EXPECTED=1"
+[ -f "$stock" ] || tap_bail "no pinned stock results for accelerator '${accel:-unknown}' ($stock): PERWINE_KERNEL=$kver PERWINE_UPDATE_EXPECTED=1 make vm-x86-selftests"
 if ! out=$(sh "${top_srcdir:-.}/tests/x86-selftests.sh" "$work"); then
 	sed 's/^/# /' "$work/build.log" 2>/dev/null | tail -n 20
 	tap_bail "the x86 selftests did not build or run"

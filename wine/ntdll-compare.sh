@@ -63,10 +63,11 @@ for m in "${modes[@]}"; do
 			sed 's/: Test.*//' | sort -u >"$f.checks" || true
 	done
 	sort -u -o "$work/$m.endings" "$work/$m.endings"
-	# stable: failed in every round; seen: in any round.
-	cat "$results/$m/ntdll-$t".r*.checks | sort | uniq -c |
-		awk -v n=${#logs[@]} '$1 == n { print $2 }' >"$work/$m.stable"
-	cat "$results/$m/ntdll-$t".r*.checks | sort -u >"$work/$m.seen"
+	# Rounds each check failed in: stable, failed in every round; seen,
+	# in any round.
+	cat "$results/$m/ntdll-$t".r*.checks | sort | uniq -c >"$work/$m.counts"
+	awk -v n=${#logs[@]} '$1 == n { print $2 }' "$work/$m.counts" >"$work/$m.stable"
+	awk '{ print $2 }' "$work/$m.counts" >"$work/$m.seen"
 	echo ${#logs[@]} >"$work/$m.rounds"
 done
 

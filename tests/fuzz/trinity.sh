@@ -29,12 +29,12 @@ fi
 # trinity-main before the first fuzzed call, as nobody and as root);
 # socket syscalls are still fuzzed, on the fds the other providers make.
 mkdir "$work/run" && chown nobody: "$work/run" && cd "$work/run" || exit 2
-uptime() { cut -d. -f1 /proc/uptime; }	# monotonic, unlike date
-start=$(uptime)
+now() { cut -d. -f1 /proc/uptime; }	# seconds since boot: monotonic, unlike date
+start=$(now)
 runuser -u nobody -- timeout -s INT -k 60 "$secs" \
 	env LD_PRELOAD="$preload" trinity -q -C 4 --disable-fds=sockets > "$work/trinity.log" 2>&1
 rc=$?
-end=$(uptime)
+end=$(now)
 tail -n 15 "$work/trinity.log"
 # trinity's closing lines count what ran: the largest count of syscalls.
 n=$(grep -o -i -E '[0-9]+ syscalls' "$work/trinity.log" | grep -o -E '^[0-9]+' | sort -n | tail -n 1)

@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <ucontext.h>
 #include <unistd.h>
 
