@@ -11,7 +11,9 @@
 # PERWINE_CPU (TCG's -cpu model, default max), PERWINE_RUN_NAME (names
 # the logs, default MODE: the debug kernel's run is check-debug),
 # PERWINE_SHARE (a host folder shared read-write at /mnt/share),
-# PERWINE_CMD (the command of run mode), PERWINE_TESTS (a subset of the
+# PERWINE_CMD (the command of run mode), PERWINE_QEMU (the emulator,
+# default the packaged qemu-system-x86_64; make wine-check boots the one
+# guest-image/build-qemu.sh builds), PERWINE_TESTS (a subset of the
 # suite for check mode), PERWINE_BENCH_CLOCK=icount|wall (bench mode:
 # icount, the default under TCG, counts guest instructions; run mode
 # boots with icount when it is set to icount).
@@ -23,6 +25,8 @@ mode=$1 kernel=$2 image=$3
 [ -f "$kernel" ] || die "no kernel $kernel (run make kernel)"
 [ -f "$image" ] || die "no image $image (run make image)"
 need_packages qemu-system-x86
+qemu_bin=${PERWINE_QEMU:-qemu-system-x86_64}
+command -v "$qemu_bin" >/dev/null || die "PERWINE_QEMU=$qemu_bin: no such program"
 share=${PERWINE_SHARE:-}
 if [ -n "$share" ]; then
 	[ -d "$share" ] || die "PERWINE_SHARE=$share is not a directory"
@@ -53,7 +57,7 @@ kvm_works() {
 		return 1
 	fi
 	local out
-	out=$(timeout -k 5 30 qemu-system-x86_64 -accel kvm -cpu host -m 256M -display none \
+	out=$(timeout -k 5 30 "$qemu_bin" -accel kvm -cpu host -m 256M -display none \
 		-serial stdio -monitor none -no-reboot -kernel "$kernel" \
 		-append "console=ttyS0 panic=-1" </dev/null 2>&1 || true)
 	if ! grep -q 'Kernel panic' <<<"$out"; then
@@ -94,7 +98,7 @@ tcg-*) accel_opts=(-accel tcg,thread=multi -cpu "${PERWINE_CPU:-max}") ;;
 esac
 echo "$accel" > "$logdir/guest-$name.accel"
 
-qemu=(qemu-system-x86_64 "${accel_opts[@]}" -smp "$smp" -m "$mem" -display none -no-reboot
+qemu=("$qemu_bin" "${accel_opts[@]}" -smp "$smp" -m "$mem" -display none -no-reboot
 	-kernel "$kernel" -append "$cmdline perwine.accel=$accel perwine.clock=$clock"
 	-drive "file=$image,format=raw,if=virtio,cache=unsafe"
 	-nic none)
@@ -113,7 +117,7 @@ if [ -n "$share" ]; then
 		-device virtio-9p-pci,fsdev=share,mount_tag=perwine)
 fi
 
-say "booting $mode guest ($accel${clock/#wall/}, $smp cpus${share:+, sharing $share at /mnt/share}); serial log: $log"
+say "booting $mode guest ($accel${clock/#wall/}, $smp cpus${PERWINE_QEMU:+, $qemu_bin}${share:+, sharing $share at /mnt/share}); serial log: $log"
 if [ "$mode" = shell ]; then
 	exec "${qemu[@]}" -serial mon:stdio
 fi

@@ -5,6 +5,8 @@
 # (its exit status).
 #
 #   wine/ntdll-compare.sh RESULTS TEST MODE...
+#   wine/ntdll-compare.sh --ending LOG TEST   how one run (LOG.txt,
+#                                             LOG.status) ended
 #
 # A failed check is known by its place (file.c:line; the message often
 # holds addresses or timings).  Under TCG some checks fail in one run
@@ -22,12 +24,6 @@
 # 2 when logs are missing.
 set -euo pipefail
 
-[ $# -ge 3 ] || { echo "usage: $0 RESULTS TEST MODE..." >&2; exit 2; }
-results=$1 t=$2
-shift 2
-modes=("$@")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # The test's own summary (include/wine/test.h, run_test()):
 #   PID:TEST:[ELAPSED] N tests executed (T marked as todo, F as flaky, X failures), S skipped.
@@ -49,6 +45,19 @@ ending() {
 	fi
 	echo "exit $rc before its summary"
 }
+
+if [ "${1:-}" = --ending ]; then
+	[ $# -eq 3 ] || { echo "usage: $0 --ending LOG TEST" >&2; exit 2; }
+	t=$3
+	ending "$2"
+	exit 0
+fi
+[ $# -ge 3 ] || { echo "usage: $0 RESULTS TEST MODE..." >&2; exit 2; }
+results=$1 t=$2
+shift 2
+modes=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 for m in "${modes[@]}"; do
 	shopt -s nullglob

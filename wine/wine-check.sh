@@ -23,6 +23,9 @@
 #   WINE_CHECK_ROUNDS     runs of each ntdll test per mode, default 2
 #                         (wine/ntdll-compare.sh judges them)
 #   WINE_CHECK_BENCH_ITERS  syscallbench iterations, default 20000
+#   WINE_DIRECT_SYSCALLS  FIRST-LAST, the lines of test_direct_syscalls() in
+#                         exception.c (a raw syscall from VirtualAlloc'd
+#                         code): no check there may fail, in any mode
 #   PERWINE_REQUIRE=1     a skipped point fails (as in the guest's make check)
 # --bench  also run syscallbench.exe in each mode and print its rows
 # --link   symlink the builtins into system32 instead of copying them
@@ -195,9 +198,16 @@ point() {	# point OK|FAIL|SKIP DESCRIPTION [LOG]
 }
 
 # What the CPU says of "int $0x2d" decides how far exception gets
-# (wine/tests/int2d.c: QEMU 7.2's TCG gives the wrong #GP error code).
+# (wine/tests/int2d.c: Debian's QEMU 7.2 gives the wrong #GP error code
+# under TCG, and exception then stops before test_direct_syscalls).
 if [ -x "$tests/int2d" ]; then
-	emit "# $("$tests/int2d" || true)"
+	if int2d=$("$tests/int2d" 2>&1); then
+		point OK "the CPU gives the #GP of int \$0x2d Windows' error code ($int2d)"
+	else
+		point FAIL "the CPU gives the #GP of int \$0x2d a wrong error code ($int2d): exception cannot reach test_direct_syscalls"
+	fi
+else
+	point SKIP "no $tests/int2d (wine/tests/int2d.c)"
 fi
 
 # ntdll: the same results in every mode, judged by wine/ntdll-compare.sh
@@ -216,6 +226,36 @@ for t in "${ntdll_tests[@]}"; do
 	esac
 	[ ! -s "$results/ntdll-$t.flaky" ] || emit "# flaky: ntdll $t: $(paste -sd' ' "$results/ntdll-$t.flaky")"
 done
+
+# exception's test_direct_syscalls(): the test ran to its summary in
+# every round of every mode (so the raw syscall from VirtualAlloc'd code
+# was issued), and no check of that function failed.
+if [[ " ${ntdll_tests[*]} " == *" exception "* ]]; then
+	for mode in "${modes[@]}"; do
+		if [ -z "${WINE_DIRECT_SYSCALLS:-}" ]; then
+			point SKIP "mode $mode: exception's test_direct_syscalls (WINE_DIRECT_SYSCALLS unset)"
+			continue
+		fi
+		first=${WINE_DIRECT_SYSCALLS%-*} last=${WINE_DIRECT_SYSCALLS#*-}
+		bad=
+		for r in $(seq "$rounds"); do
+			log=$results/$mode/ntdll-exception.r$r.txt
+			end=$("$compare" --ending "${log%.txt}" exception)
+			if [ "${end% executed}" = "$end" ]; then
+				bad+=" round $r: $end;"
+				continue
+			fi
+			n_failed=$(awk -F: -v a="$first" -v b="$last" \
+				'$1 == "exception.c" && $2 + 0 >= a && $2 + 0 <= b && /Test failed/' "$log" | wc -l)
+			[ "$n_failed" -eq 0 ] || bad+=" round $r: $n_failed failed;"
+		done
+		if [ -z "$bad" ]; then
+			point OK "mode $mode: exception's test_direct_syscalls (exception.c:$WINE_DIRECT_SYSCALLS) passes in all $rounds rounds"
+		else
+			point FAIL "mode $mode: exception's test_direct_syscalls (exception.c:$WINE_DIRECT_SYSCALLS):${bad%;}" "$results/$mode"
+		fi
+	done
+fi
 
 # rawsyscall: every required point in every mode, and case (d) as the mode says.
 for mode in "${modes[@]}"; do
