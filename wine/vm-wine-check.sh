@@ -13,10 +13,13 @@
 # The guest boots with -cpu max,-smap: under TCG, QEMU 7.2 does the stack
 # reads of a user-mode iretq (Wine's syscall dispatcher returns to
 # Windows code with one) as supervisor accesses, and with SMAP on the
-# guest kernel oopses there, patched or not.  The checks boot the QEMU
-# of guest-image/build-qemu.sh (Debian's 7.2 with the int $0x2d error
-# code fixed, so that Wine's exception test reaches
-# test_direct_syscalls); the benchmark keeps the packaged one.
+# guest kernel oopses there, patched or not.  PERWINE_WINE_FIXED_QEMU=1
+# boots the QEMU of guest-image/build-qemu.sh instead (Debian's 7.2 with
+# the int $0x2d error code fixed, so that Wine's exception test gets
+# past test_debug_service): not the default yet, because exception then
+# hangs after test_set_live_context in every mode (the desktop process,
+# explorer.exe, aborts on shell32, which this build lacks) and each run
+# waits for WINE_CHECK_TIMEOUT.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -55,7 +58,7 @@ if [ -n "${PERWINE_WINE_BENCH:-}" ]; then
 	export PERWINE_BENCH_CLOCK=icount
 	env="$env WINE_CHECK_TESTS=' '"
 	args=--bench
-else
+elif [ -n "${PERWINE_WINE_FIXED_QEMU:-}" ]; then
 	PERWINE_QEMU=${PERWINE_QEMU:-$("$PERWINE_TOP/guest-image/build-qemu.sh")}
 	export PERWINE_QEMU
 fi
