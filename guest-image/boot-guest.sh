@@ -12,8 +12,9 @@
 # the logs, default MODE: the debug kernel's run is check-debug),
 # PERWINE_SHARE (a host folder shared read-write at /mnt/share),
 # PERWINE_CMD (the command of run mode), PERWINE_QEMU (the emulator,
-# default the packaged qemu-system-x86_64; make wine-check boots the one
-# guest-image/build-qemu.sh builds), PERWINE_TESTS (a subset of the
+# default the packaged qemu-system-x86_64; make wine-check
+# PERWINE_WINE_FIXED_QEMU=1 boots the one guest-image/build-qemu.sh
+# builds), PERWINE_TESTS (a subset of the
 # suite for check mode), PERWINE_BENCH_CLOCK=icount|wall (bench mode:
 # icount, the default under TCG, counts guest instructions; run mode
 # boots with icount when it is set to icount).

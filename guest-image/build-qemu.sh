@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the qemu-system-x86_64 that make wine-check boots: Debian 12's
+# Build the qemu-system-x86_64 that make wine-check boots with
+# PERWINE_WINE_FIXED_QEMU=1: Debian 12's
 # own QEMU 7.2 source (the version of the qemu-system-x86 package) with
 # the patches of guest-image/qemu/, x86_64 system emulation only, and
 # only what the guest runner uses (virtio disk, 9p share, fw_cfg,
@@ -7,7 +8,6 @@
 # seabios packages, as Debian's own build does.  Prints the binary.
 #
 #   guest-image/build-qemu.sh            build (or reuse) and print the binary
-#   guest-image/build-qemu.sh --cached   exit 0 if that build is complete
 #
 # Why: under TCG, QEMU 7.2 gives the #GP of a user-mode int $0x2d the
 # error code 0x2d2 instead of 0x16a (fixed upstream in 8.0), so Wine
@@ -45,11 +45,7 @@ dir=$PERWINE_CACHE/qemu/$(key)
 bin=$dir/build/qemu-system-x86_64
 stamp=$dir/.complete
 
-if [ "${1:-}" = --cached ]; then
-	[ -f "$stamp" ]
-	exit
-fi
-[ $# -eq 0 ] || die "usage: $0 [--cached]"
+[ $# -eq 0 ] || die "usage: $0"
 if [ -f "$stamp" ]; then
 	echo "$bin"
 	exit 0
@@ -90,13 +86,13 @@ if [ ! -f "$dir/build/build.ninja" ]; then
 		{ tail -n 20 "$log" >&2; die "configuring QEMU failed; log: $log"; }
 fi
 
-say "building qemu-system-x86_64 (~15 min cold)"
+say "building qemu-system-x86_64 (8 min cold here)"
 run_logged "$dir/ninja.log" ninja -C "$dir/build" -j"$(nproc)" qemu-system-x86_64
 # A binary run from its build tree looks for its data (the firmware
 # path included) under build/qemu-bundle/ instead of /: point that at
 # the packaged firmware.
+mkdir -p "$dir/build/qemu-bundle/usr/share"
 for d in qemu seabios; do
-	mkdir -p "$dir/build/qemu-bundle/usr/share"
 	ln -sfn "/usr/share/$d" "$dir/build/qemu-bundle/usr/share/$d"
 done
 "$bin" --version >>"$log" 2>&1 || die "$bin does not run; log: $log"

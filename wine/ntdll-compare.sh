@@ -24,7 +24,6 @@
 # 2 when logs are missing.
 set -euo pipefail
 
-
 # The test's own summary (include/wine/test.h, run_test()):
 #   PID:TEST:[ELAPSED] N tests executed (T marked as todo, F as flaky, X failures), S skipped.
 # The last one is the parent's when the test ran to its end, and then the
