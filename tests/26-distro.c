@@ -161,13 +161,15 @@ static long tracee_set_off(pid_t pid)
 static int set_error_case(pid_t pid, const void *bad, unsigned long bad_size, long err,
 			  const void *good, unsigned long good_size, long *bad_r, long *good_r)
 {
-	int unchanged;
+	int unchanged, good_set, cleared;
 
 	*bad_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, bad_size, (void *)bad);
 	unchanged = tracee_off(pid);
 	*good_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, good_size, (void *)good);
-	return *bad_r == err && unchanged && *good_r == 0 && !tracee_off(pid) && tracee_set_off(pid) == 0 &&
-	       tracee_off(pid);
+	good_set = !tracee_off(pid);
+	/* Always clear, so that one failing case does not fail the next. */
+	cleared = tracee_set_off(pid) == 0 && tracee_off(pid);
+	return *bad_r == err && unchanged && *good_r == 0 && good_set && cleared;
 }
 
 int main(void)
@@ -333,8 +335,8 @@ int main(void)
 		       "with the known ones: 0 (%ld)", bad_r, bad2_r, good_r);
 
 		bad2_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, 0, &good);
-		tap_ok(set_error_case(pid, &good, 31, -EINVAL, &good, 32, &bad_r, &good_r) && bad2_r == -EINVAL &&
-		       tracee_off(pid),
+		good_ok = set_error_case(pid, &good, 31, -EINVAL, &good, 32, &bad_r, &good_r);
+		tap_ok(good_ok && bad2_r == -EINVAL && tracee_off(pid),
 		       "PTRACE_SET with size 31 (%ld) or 0 (%ld): EINVAL, nothing set; with 32: 0 (%ld)",
 		       bad_r, bad2_r, good_r);
 
@@ -343,7 +345,8 @@ int main(void)
 		bad.len = 0x1000;
 		good.start = 0xffffffffffffe000ull;	/* ends at 0xfffffffffffff000: no overflow */
 		good.len = 0x1000;
-		tap_ok(set_error_case(pid, &bad, sizeof(bad), -EINVAL, &good, sizeof(good), &bad_r, &good_r),
+		good_ok = set_error_case(pid, &bad, sizeof(bad), -EINVAL, &good, sizeof(good), &bad_r, &good_r);
+		tap_ok(good_ok,
 		       "PTRACE_SET with start + len overflowing (%#llx + %#llx): EINVAL (%ld), nothing set; "
 		       "a range that ends below 2^64: 0 (%ld)", (unsigned long long)bad.start,
 		       (unsigned long long)bad.len, bad_r, good_r);
@@ -351,7 +354,8 @@ int main(void)
 
 		bad = good;
 		bad.selector = 0xffff800000000000ull;	/* kernel space: fails access_ok() */
-		tap_ok(set_error_case(pid, &bad, sizeof(bad), -EFAULT, &good, sizeof(good), &bad_r, &good_r),
+		good_ok = set_error_case(pid, &bad, sizeof(bad), -EFAULT, &good, sizeof(good), &bad_r, &good_r);
+		tap_ok(good_ok,
 		       "PTRACE_SET with a selector that fails access_ok() (%#llx): EFAULT (%ld), nothing set; "
 		       "the tracee's own: 0 (%ld)", (unsigned long long)bad.selector, bad_r, good_r);
 
@@ -389,8 +393,8 @@ int main(void)
 		tap_ok(r == 0 && exited_with(status, 0) && good_ok && exited_with(status2, 1),
 		       "a configuration set by PTRACE_SET is enforced after PTRACE_DETACH: the tracee's raw "
 		       "syscall at TRAP traps with si_errno PERWINE_TRAP_SELECTOR (SET %ld, exit %d); "
-		       "without the SET (nothing set: %d) it runs natively (exit %d)", r, good_ok,
-		       status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+		       "without the SET (nothing set: %d) it runs natively (exit %d)", r,
+		       status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1, good_ok,
 		       status2 != -1 && WIFEXITED(status2) ? WEXITSTATUS(status2) : -1);
 	}
 	return tap_done();

@@ -17,8 +17,8 @@
 # boots the QEMU of guest-image/build-qemu.sh instead (Debian's 7.2 with
 # the int $0x2d error code fixed, so that Wine's exception test gets
 # past test_debug_service): not the default yet, because exception then
-# hangs after test_set_live_context in every mode (the desktop process,
-# explorer.exe, aborts on shell32, which this build lacks) and each run
+# hangs in test_instrumentation_callback in every mode, as it does on a
+# real CPU under stock SUD without our patches (README), and each run
 # waits for WINE_CHECK_TIMEOUT.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
