@@ -317,7 +317,7 @@ int main(void)
 		unsigned char buf40[40], good40[40];
 		long bad_r, good_r, bad2_r;
 		pid_t pid2;
-		int good_ok, status2;
+		int good_ok, case_ok, status2;
 
 		pid = start_tracee(enforced_tracee);
 		if (!tracee_off(pid))
@@ -327,16 +327,16 @@ int main(void)
 		known.flags = PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE;	/* every known flag */
 		bad = known;
 		bad.flags |= 0x4;		/* the first unknown bit */
-		good_ok = set_error_case(pid, &bad, sizeof(bad), -EINVAL, &known, sizeof(known), &bad_r, &good_r);
+		case_ok = set_error_case(pid, &bad, sizeof(bad), -EINVAL, &known, sizeof(known), &bad_r, &good_r);
 		bad.flags = PERWINE_FLAG_ON | 0x80000000u;
 		bad2_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, sizeof(bad), &bad);
-		tap_ok(good_ok && bad2_r == -EINVAL && tracee_off(pid),
+		tap_ok(case_ok && bad2_r == -EINVAL && tracee_off(pid),
 		       "PTRACE_SET with an unknown flag bit (0x4: %ld, 0x80000000: %ld): EINVAL, nothing set; "
 		       "with the known ones: 0 (%ld)", bad_r, bad2_r, good_r);
 
 		bad2_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, 0, &good);
-		good_ok = set_error_case(pid, &good, 31, -EINVAL, &good, 32, &bad_r, &good_r);
-		tap_ok(good_ok && bad2_r == -EINVAL && tracee_off(pid),
+		case_ok = set_error_case(pid, &good, 31, -EINVAL, &good, 32, &bad_r, &good_r);
+		tap_ok(case_ok && bad2_r == -EINVAL && tracee_off(pid),
 		       "PTRACE_SET with size 31 (%ld) or 0 (%ld): EINVAL, nothing set; with 32: 0 (%ld)",
 		       bad_r, bad2_r, good_r);
 
@@ -345,8 +345,8 @@ int main(void)
 		bad.len = 0x1000;
 		good.start = 0xffffffffffffe000ull;	/* ends at 0xfffffffffffff000: no overflow */
 		good.len = 0x1000;
-		good_ok = set_error_case(pid, &bad, sizeof(bad), -EINVAL, &good, sizeof(good), &bad_r, &good_r);
-		tap_ok(good_ok,
+		case_ok = set_error_case(pid, &bad, sizeof(bad), -EINVAL, &good, sizeof(good), &bad_r, &good_r);
+		tap_ok(case_ok,
 		       "PTRACE_SET with start + len overflowing (%#llx + %#llx): EINVAL (%ld), nothing set; "
 		       "a range that ends below 2^64: 0 (%ld)", (unsigned long long)bad.start,
 		       (unsigned long long)bad.len, bad_r, good_r);
@@ -354,8 +354,8 @@ int main(void)
 
 		bad = good;
 		bad.selector = 0xffff800000000000ull;	/* kernel space: fails access_ok() */
-		good_ok = set_error_case(pid, &bad, sizeof(bad), -EFAULT, &good, sizeof(good), &bad_r, &good_r);
-		tap_ok(good_ok,
+		case_ok = set_error_case(pid, &bad, sizeof(bad), -EFAULT, &good, sizeof(good), &bad_r, &good_r);
+		tap_ok(case_ok,
 		       "PTRACE_SET with a selector that fails access_ok() (%#llx): EFAULT (%ld), nothing set; "
 		       "the tracee's own: 0 (%ld)", (unsigned long long)bad.selector, bad_r, good_r);
 
@@ -364,11 +364,11 @@ int main(void)
 		memcpy(good40, &good, sizeof(good));
 		memcpy(buf40, good40, sizeof(buf40));
 		buf40[32] = 1;
-		good_ok = set_error_case(pid, buf40, sizeof(buf40), -E2BIG, good40, sizeof(good40), &bad_r, &good_r);
+		case_ok = set_error_case(pid, buf40, sizeof(buf40), -E2BIG, good40, sizeof(good40), &bad_r, &good_r);
 		buf40[32] = 0;
 		buf40[39] = 0x80;
 		bad2_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, sizeof(buf40), buf40);
-		tap_ok(good_ok && bad2_r == -E2BIG && tracee_off(pid),
+		tap_ok(case_ok && bad2_r == -E2BIG && tracee_off(pid),
 		       "PTRACE_SET with size 40 and a non-zero byte at offset 32 (%ld) or 39 (%ld): E2BIG, "
 		       "nothing set; with a zero tail: 0 (%ld)", bad_r, bad2_r, good_r);
 
