@@ -11,10 +11,10 @@
 # PERWINE_CPU (TCG's -cpu model, default max), PERWINE_RUN_NAME (names
 # the logs, default MODE: the debug kernel's run is check-debug),
 # PERWINE_SHARE (a host folder shared read-write at /mnt/share),
-# PERWINE_CMD (the command of run mode), PERWINE_QEMU (the emulator,
-# default the packaged qemu-system-x86_64; make wine-check
-# PERWINE_WINE_FIXED_QEMU=1 boots the one guest-image/build-qemu.sh
-# builds), PERWINE_TESTS (a subset of the
+# PERWINE_KERNEL_ARGS (more kernel command line: the debug kernel's
+# no5lvl), PERWINE_CMD (the command of run mode), PERWINE_QEMU (the emulator,
+# default the packaged qemu-system-x86_64; make wine-check boots the
+# one guest-image/build-qemu.sh builds), PERWINE_TESTS (a subset of the
 # suite for check mode), PERWINE_BENCH_CLOCK=icount|wall (bench mode:
 # icount, the default under TCG, counts guest instructions; run mode
 # boots with icount when it is set to icount).
@@ -48,7 +48,7 @@ timeout=${PERWINE_TIMEOUT:-2400}
 # kernel's ACPI setup ran 30 s on a loaded host and was reported as a
 # 21 s stall): 300 s still reports a real stall, not emulation speed.
 cmdline="console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/sbin/perwine-init panic=-1 perwine.mode=$mode"
-cmdline+=" rcupdate.rcu_cpu_stall_timeout=300"
+cmdline+=" rcupdate.rcu_cpu_stall_timeout=300${PERWINE_KERNEL_ARGS:+ $PERWINE_KERNEL_ARGS}"
 
 # KVM hangs at boot on some hosts: use it only when a short probe boot
 # (the kernel reaching its "no root fs" panic) proves it works.

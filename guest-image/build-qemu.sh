@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Build the qemu-system-x86_64 that make wine-check boots with
-# PERWINE_WINE_FIXED_QEMU=1: Debian 12's
-# own QEMU 7.2 source (the version of the qemu-system-x86 package) with
+# Build the qemu-system-x86_64 that make wine-check boots (unless
+# PERWINE_WINE_FIXED_QEMU=0): Debian 12's own QEMU 7.2 source (the version of the qemu-system-x86 package) with
 # the patches of guest-image/qemu/, x86_64 system emulation only, and
 # only what the guest runner uses (virtio disk, 9p share, fw_cfg,
 # serial).  Firmware comes from the installed qemu-system-data and

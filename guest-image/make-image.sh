@@ -6,6 +6,10 @@
 #   guest-image/make-image.sh ROOTFS_TARBALL KSELFTEST_DIR IMAGE [DEBS_DIR]
 # DEBS_DIR: the library's Debian packages (scripts/build-debs.sh), put in
 # /root/debs for the guest to install after make check.
+# PERWINE_PREBUILT=IMAGE: a guest image whose run of the whole suite
+# kept its built tree (guest-init.sh): when it was built from the same
+# sources and root filesystem, this image gets that tree, and its guest
+# runs make check without configuring and compiling again.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -33,6 +37,21 @@ if [ ! -x "$stage/root/perwine/configure" ]; then
 	(cd "$stage/root/perwine" && autoreconf -fi) > "$log" 2>&1 ||
 		die "autoreconf failed; log: $log"
 fi
+
+# What a built tree depends on besides the kernel it runs on.
+key=$(sources_key)-$(basename "$rootfs" .tar)
+echo "$key" > "$stage/root/perwine.key"
+prebuilt=${PERWINE_PREBUILT:-}
+if [ -n "$prebuilt" ] && [ -f "$prebuilt" ] &&
+	[ "$(debugfs -R "cat /root/perwine.key" "$prebuilt" 2>/dev/null)" = "$key" ] &&
+	debugfs -R "dump /root/prebuilt.tar $stage/prebuilt.tar" "$prebuilt" >/dev/null 2>&1 &&
+	tar -tf "$stage/prebuilt.tar" build/config.status >/dev/null 2>&1; then
+	rm -rf "$stage/root/perwine"
+	tar -C "$stage/root" -xf "$stage/prebuilt.tar"
+	echo "$key ($(basename "$prebuilt"))" > "$stage/root/build/.perwine-prebuilt"
+	say "the suite as built in $prebuilt (sources and root filesystem $key)"
+fi
+rm -f "$stage/prebuilt.tar"
 
 if [ -n "$debs" ]; then
 	mkdir -p "$stage/root/debs"

@@ -13,8 +13,7 @@ need_packages dpkg-dev debhelper fakeroot lintian build-essential autoconf autom
 	libtool pkg-config
 
 # The packages are built from the source files the guest image gets.
-mapfile -d '' -t sources < <(source_files | sort -z)
-key=$(cd "$PERWINE_TOP" && hash_files "${sources[@]}")
+key=$(sources_key)
 dest=$PERWINE_CACHE/debs/$key
 if [ -f "$dest/.done" ]; then
 	say "library packages (cached): $dest"

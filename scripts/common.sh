@@ -97,6 +97,13 @@ copy_sources() {
 	(cd "$PERWINE_TOP" && source_files | tar --null -T - -cf -) | tar -C "$1" -xf -
 }
 
+# sources_key: a short hash of source_files (names and contents).
+sources_key() {
+	local sources
+	mapfile -d '' -t sources < <(source_files | sort -z)
+	(cd "$PERWINE_TOP" && hash_files "${sources[@]}")
+}
+
 # A short hash of the given files' names (relative to the top, however
 # they were named on the command line) and contents.
 hash_files() {

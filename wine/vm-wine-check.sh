@@ -13,13 +13,12 @@
 # The guest boots with -cpu max,-smap: under TCG, QEMU 7.2 does the stack
 # reads of a user-mode iretq (Wine's syscall dispatcher returns to
 # Windows code with one) as supervisor accesses, and with SMAP on the
-# guest kernel oopses there, patched or not.  PERWINE_WINE_FIXED_QEMU=1
-# boots the QEMU of guest-image/build-qemu.sh instead (Debian's 7.2 with
-# the int $0x2d error code fixed, so that Wine's exception test gets
-# past test_debug_service): not the default yet, because exception then
-# hangs in test_instrumentation_callback in every mode, as it does on a
-# real CPU under stock SUD without our patches (README), and each run
-# waits for WINE_CHECK_TIMEOUT.
+# guest kernel oopses there, patched or not.  It boots the QEMU of
+# guest-image/build-qemu.sh (Debian's 7.2 with the int $0x2d error code
+# fixed, so that Wine's exception test gets past test_debug_service and
+# reaches test_direct_syscalls); PERWINE_WINE_FIXED_QEMU=0 boots the
+# packaged one, where exception stops in test_debug_service in every
+# mode.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -58,7 +57,7 @@ if [ -n "${PERWINE_WINE_BENCH:-}" ]; then
 	export PERWINE_BENCH_CLOCK=icount
 	env="$env WINE_CHECK_TESTS=' '"
 	args=--bench
-elif [ -n "${PERWINE_WINE_FIXED_QEMU:-}" ]; then
+elif [ "${PERWINE_WINE_FIXED_QEMU:-1}" != 0 ]; then
 	PERWINE_QEMU=${PERWINE_QEMU:-$("$PERWINE_TOP/guest-image/build-qemu.sh")}
 	export PERWINE_QEMU
 fi

@@ -210,7 +210,7 @@ if [ -x "$tests/int2d" ]; then
 		int2d_ok=1
 		point OK "the CPU gives the #GP of int \$0x2d Windows' error code ($int2d)"
 	else
-		emit "# $int2d: exception cannot reach test_direct_syscalls on this CPU (PERWINE_WINE_FIXED_QEMU=1)"
+		emit "# $int2d: exception cannot reach test_direct_syscalls on this CPU (PERWINE_WINE_FIXED_QEMU=0?)"
 	fi
 fi
 
