@@ -92,13 +92,14 @@ say "kernel: $PERWINE_OUT/bzImage-$flavor"
 # and build stamp (the suite checks it runs on this very build), its
 # uapi headers and the kselftests the suite builds in the guest.
 ksdir=$PERWINE_OUT/kselftests-$flavor
+say "uapi headers and kselftests into $ksdir"
 rm -rf "$ksdir"
 mkdir -p "$ksdir"
 make -s -C "$tree" O="$objdir" kernelrelease > "$ksdir/kernelrelease"
 sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$objdir"/include/generated/{compile,utsversion}.h \
 	2>/dev/null > "$ksdir/kernelversion" || true
 [ -s "$ksdir/kernelversion" ] || die "no UTS_VERSION in $objdir/include/generated"
-make -s -C "$tree" O="$objdir" headers_install INSTALL_HDR_PATH="$ksdir/usr" >>"$log" 2>&1 ||
+make -s -j"$(nproc)" -C "$tree" O="$objdir" headers_install INSTALL_HDR_PATH="$ksdir/usr" >>"$log" 2>&1 ||
 	die "headers_install failed; log: $log"
 for d in kselftest_harness.h kselftest.h lib.mk syscall_user_dispatch seccomp perwine x86; do
 	if [ -e "$tree/tools/testing/selftests/$d" ]; then
