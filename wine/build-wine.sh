@@ -45,15 +45,16 @@ WINE_CONFIGURE=(--enable-archs=x86_64 --disable-win16 --without-x --without-wayl
 # ntdll_test.exe imports (and cryptbase, where advapi32 forwards
 # SystemFunction036: exception's later tests reach msvcrt's rand_s or
 # rpcrt4's UuidCreate, and an unimplemented forward aborts the test and
-# waits for a debugger); then the test itself, and winegcc with the
-# start-up library an ELF builtin (wine/tests/elfdll) is linked with.
+# waits for a debugger); then ntdll's and kernel32's tests, and winegcc
+# with the start-up library an ELF builtin (wine/tests/elfdll) is linked
+# with.
 WINE_TARGETS=(loader/all server/all nls/all
 	dlls/ntdll/all dlls/kernel32/all dlls/kernelbase/all dlls/msvcrt/all
 	dlls/ucrtbase/all dlls/apisetschema/all
 	dlls/advapi32/all dlls/sechost/all dlls/user32/all dlls/win32u/all
 	dlls/gdi32/all dlls/imm32/all dlls/ole32/all dlls/combase/all dlls/coml2/all
 	dlls/rpcrt4/all dlls/cryptbase/all programs/conhost/all programs/explorer/all
-	dlls/ntdll/tests/x86_64-windows/ntdll_test.exe
+	dlls/ntdll/tests/x86_64-windows/ntdll_test.exe dlls/kernel32/tests/x86_64-windows/kernel32_test.exe
 	tools/winegcc/all tools/winebuild/all libs/winecrt0/libwinecrt0.a)
 
 WINE_HOST_PACKAGES=(gcc-mingw-w64-x86-64 flex bison gcc make)

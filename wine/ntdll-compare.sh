@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Judge whether one of Wine's ntdll tests gave the same results in every
-# perwine mode, from the logs wine/wine-check.sh leaves: ROUNDS runs per
-# mode, RESULTS/MODE/ntdll-TEST.rN.txt (the test's output) and .status
-# (its exit status).
+# Judge whether one of Wine's conformance tests (ntdll's, or another
+# module's) gave the same results in every perwine mode, from the logs
+# wine/wine-check.sh leaves: ROUNDS runs per mode,
+# RESULTS/MODE/MODULE-TEST.rN.txt (the test's output) and .status (its
+# exit status).
 #
-#   wine/ntdll-compare.sh RESULTS TEST MODE...
-#   wine/ntdll-compare.sh --ending LOG TEST   how one run (LOG.txt,
-#                                             LOG.status) ended
+#   wine/ntdll-compare.sh RESULTS [MODULE:]TEST MODE...   (MODULE: ntdll)
+#   wine/ntdll-compare.sh --ending LOG [MODULE:]TEST      how one run
+#                                                 (LOG.txt, LOG.status) ended
 #
 # A failed check is known by its place (file.c:line; the message often
 # holds addresses or timings).  Under TCG some checks fail in one run
@@ -18,11 +19,20 @@
 #   - how the test ended (the count of checks executed, or the exit
 #     status when it stopped before its summary): no ending in common.
 # Checks that fail in some rounds only are flaky: counted, listed in
-# RESULTS/ntdll-TEST.flaky, not compared.
+# RESULTS/MODULE-TEST.flaky, not compared.
 # Prints one line, "same: DETAILS" or "differ: DETAILS", and writes what
-# differs to RESULTS/ntdll-TEST.differences.  Exit 0 same, 1 differ,
+# differs to RESULTS/MODULE-TEST.differences.  Exit 0 same, 1 differ,
 # 2 when logs are missing.
 set -euo pipefail
+
+# split_test [MODULE:]TEST: sets t (the test's name, as its summary line
+# gives it) and stem (MODULE-TEST, the logs' name).
+split_test() {
+	case $1 in
+	*:*) t=${1#*:} stem=${1%%:*}-${1#*:} ;;
+	*) t=$1 stem=ntdll-$1 ;;
+	esac
+}
 
 # The test's own summary (include/wine/test.h, run_test()):
 #   PID:TEST:[ELAPSED] N tests executed (T marked as todo, F as flaky, X failures), S skipped.
@@ -47,12 +57,13 @@ ending() {
 
 if [ "${1:-}" = --ending ]; then
 	[ $# -eq 3 ] || { echo "usage: $0 --ending LOG TEST" >&2; exit 2; }
-	t=$3
+	split_test "$3"
 	ending "$2"
 	exit 0
 fi
 [ $# -ge 3 ] || { echo "usage: $0 RESULTS TEST MODE..." >&2; exit 2; }
-results=$1 t=$2
+results=$1
+split_test "$2"
 shift 2
 modes=("$@")
 work=$(mktemp -d)
@@ -60,9 +71,9 @@ trap 'rm -rf "$work"' EXIT
 
 for m in "${modes[@]}"; do
 	shopt -s nullglob
-	logs=("$results/$m/ntdll-$t".r*.txt)
+	logs=("$results/$m/$stem".r*.txt)
 	shopt -u nullglob
-	[ ${#logs[@]} -gt 0 ] || { echo "$0: no $results/$m/ntdll-$t.r*.txt" >&2; exit 2; }
+	[ ${#logs[@]} -gt 0 ] || { echo "$0: no $results/$m/$stem.r*.txt" >&2; exit 2; }
 	: >"$work/$m.endings"
 	for f in "${logs[@]}"; do
 		f=${f%.txt}
@@ -73,13 +84,13 @@ for m in "${modes[@]}"; do
 	sort -u -o "$work/$m.endings" "$work/$m.endings"
 	# Rounds each check failed in: stable, failed in every round; seen,
 	# in any round.
-	cat "$results/$m/ntdll-$t".r*.checks | sort | uniq -c >"$work/$m.counts"
+	cat "$results/$m/$stem".r*.checks | sort | uniq -c >"$work/$m.counts"
 	awk -v n=${#logs[@]} '$1 == n { print $2 }' "$work/$m.counts" >"$work/$m.stable"
 	awk '{ print $2 }' "$work/$m.counts" >"$work/$m.seen"
 	echo ${#logs[@]} >"$work/$m.rounds"
 done
 
-diffs=$results/ntdll-$t.differences
+diffs=$results/$stem.differences
 : >"$diffs"
 for a in "${modes[@]}"; do
 	for b in "${modes[@]}"; do
@@ -95,15 +106,15 @@ done
 # difference between modes.
 cat "$work"/*.seen | sort -u >"$work/all.seen"
 cat "$work"/*.stable | sort | uniq -c | awk -v n=${#modes[@]} '$1 == n { print $2 }' >"$work/all.stable"
-comm -23 "$work/all.seen" "$work/all.stable" >"$results/ntdll-$t.flaky"
-nflaky=$(wc -l <"$results/ntdll-$t.flaky")
+comm -23 "$work/all.seen" "$work/all.stable" >"$results/$stem.flaky"
+nflaky=$(wc -l <"$results/$stem.flaky")
 
 details=
 for m in "${modes[@]}"; do
 	details+=" $m: $(paste -sd/ "$work/$m.endings"), $(wc -l <"$work/$m.stable") checks failed in all $(cat "$work/$m.rounds") rounds;"
 done
 details="${details%;}; $nflaky flaky"
-[ "$nflaky" -eq 0 ] || details+=" ($(head -n 5 "$results/ntdll-$t.flaky" | paste -sd' ')$([ "$nflaky" -le 5 ] || echo ' ...'))"
+[ "$nflaky" -eq 0 ] || details+=" ($(head -n 5 "$results/$stem.flaky" | paste -sd' ')$([ "$nflaky" -le 5 ] || echo ' ...'))"
 if [ -s "$diffs" ]; then
 	echo "differ:$details; $(wc -l <"$diffs") differences, first: $(head -n 1 "$diffs")"
 	exit 1

@@ -2,9 +2,11 @@
 # make wine-check: real Wine in the perwine guest.  Builds (or reuses)
 # Wine with wine/patches/ (wine/build-wine.sh), builds the test programs
 # of wine/tests/ with mingw and winegcc, shares the lot with the guest
-# and runs wine/wine-check.sh there: Wine's own ntdll conformance tests
-# and the raw-syscall program under stock SUD (WINEPERWINE=off),
-# drop-in and VMA mode.  Exits with the guest script's status.
+# and runs wine/wine-check.sh there: Wine's own ntdll and kernel32
+# conformance tests and the raw-syscall program under stock SUD
+# (WINEPERWINE=off), drop-in and VMA mode, and the raw-syscall program
+# again where seccomp refuses the PER_WINE personality.  Exits with the
+# guest script's status.
 #
 #   wine/vm-wine-check.sh BZIMAGE IMAGE
 #   PERWINE_WINE_BENCH=1 ...   the syscall benchmark instead, in an
@@ -38,7 +40,9 @@ say "building wine/tests (log: $log)"
 	for p in rawsyscall syscallbench; do
 		x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$share/$p.exe" "$tests/$p.c"
 	done
-	gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$share/int2d" "$tests/int2d.c"
+	for p in int2d nopersonality; do
+		gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$share/$p" "$tests/$p.c"
+	done
 	"$build/tools/winegcc/winegcc" --wine-objdir "$build" -I"$dir/src/include" -shared -nodefaultlibs \
 		-o "$share/elfdll.dll" "$tests/elfdll/elfdll.c" "$tests/elfdll/elfdll.spec" -lwinecrt0
 } >"$log" 2>&1 || { tail -n 20 "$log" >&2; die "building wine/tests failed; log: $log"; }

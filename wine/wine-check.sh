@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run Wine's ntdll conformance tests and wine/tests/rawsyscall.exe under
-# each perwine mode of the patched Wine (WINEPERWINE=off|dropin|vma), in
+# Run Wine's own conformance tests (ntdll's, kernel32's) and
+# wine/tests/rawsyscall.exe under each perwine mode of the patched Wine (WINEPERWINE=off|dropin|vma), in
 # the guest, and compare: TAP on stdout, exit 0 only if every point passes.
 #
 #   wine/wine-check.sh [--bench] [--link] [WINE_DIR]
@@ -13,16 +13,23 @@
 #   WINE_TESTS      directory with rawsyscall.exe (and syscallbench.exe for
 #                   --bench); default: the current directory
 #   WINE_NTDLL_TEST ntdll_test.exe; default: $WINE_TESTS/ntdll_test.exe, else
-#                   the build tree's dlls/ntdll/tests/x86_64-windows/
+#                   the build tree's dlls/ntdll/tests/x86_64-windows/ (and
+#                   so for another MODULE_test.exe of WINE_CHECK_TESTS)
 #   WINE_ELFDLL     the ELF builtin for case (d) (wine/tests/elfdll, built with
 #                   winegcc); default: $WINE_TESTS/elfdll.dll.so if present
+#                   ($WINE_TESTS/nopersonality, if there, runs rawsyscall.exe
+#                   once more in each perwine mode under a seccomp filter
+#                   that refuses the PER_WINE personality: Wine must fall
+#                   back to stock SUD and still catch every raw syscall)
 #   RESULTS         where the logs go, a folder per mode; default ./wine-check-results
 #   WINE_CHECK_MODES      default "off dropin vma"
-#   WINE_CHECK_TESTS      ntdll tests, default "exception virtual thread info"
+#   WINE_CHECK_TESTS      conformance tests, [MODULE:]TEST (MODULE: ntdll),
+#                         default "exception virtual thread info
+#                         kernel32:thread kernel32:virtual"
 #   WINE_CHECK_TIMEOUT    seconds per Wine run, default 600 (a run takes
 #                         under 2 min under TCG; a test that aborts waits
 #                         for a debugger the prefix does not have)
-#   WINE_CHECK_ROUNDS     runs of each ntdll test per mode, default 2
+#   WINE_CHECK_ROUNDS     runs of each conformance test per mode, default 2
 #                         (wine/ntdll-compare.sh judges them)
 #   WINE_CHECK_BENCH_ITERS  syscallbench iterations, default 20000
 #   WINE_DIRECT_SYSCALLS  FIRST-LAST, the lines of test_direct_syscalls() in
@@ -75,7 +82,7 @@ if [ -x "$wine_dir/bin/wine" ]; then
 	shopt -s nullglob
 	pe_files=("$pe_dir"/*.dll "$pe_dir"/*.exe "$pe_dir"/*.drv)
 	shopt -u nullglob
-	build_ntdll_test=
+	build_tests=
 elif [ -x "$wine_dir/loader/wine" ]; then
 	wine=$wine_dir/loader/wine
 	wineserver=$wine_dir/server/wineserver
@@ -83,7 +90,7 @@ elif [ -x "$wine_dir/loader/wine" ]; then
 	pe_files=("$wine_dir"/dlls/*/x86_64-windows/*.dll "$wine_dir"/dlls/*/x86_64-windows/*.drv
 		"$wine_dir"/programs/*/x86_64-windows/*.exe)
 	shopt -u nullglob
-	build_ntdll_test=$wine_dir/dlls/ntdll/tests/x86_64-windows/ntdll_test.exe
+	build_tests=$wine_dir/dlls
 else
 	die "$wine_dir has neither bin/wine (an install) nor loader/wine (a build tree)"
 fi
@@ -91,12 +98,22 @@ fi
 [ ${#pe_files[@]} -gt 0 ] || die "no x86_64-windows builtins under $wine_dir (a PE build is needed)"
 
 tests=$(cd "${WINE_TESTS:-.}" && pwd)
-ntdll_test=${WINE_NTDLL_TEST:-}
-if [ -z "$ntdll_test" ]; then
-	ntdll_test=$tests/ntdll_test.exe
-	[ -f "$ntdll_test" ] || [ -z "$build_ntdll_test" ] || ntdll_test=$build_ntdll_test
-fi
-[ -f "$ntdll_test" ] || die "no ntdll_test.exe (WINE_NTDLL_TEST, or in $tests)"
+# The conformance tests, each as MODULE:TEST, and where MODULE_test.exe is.
+read -r -a conf_tests <<<"${WINE_CHECK_TESTS:-exception virtual thread info kernel32:thread kernel32:virtual}"
+declare -A test_exe=()
+for i in "${!conf_tests[@]}"; do
+	[[ "${conf_tests[i]}" == *:* ]] || conf_tests[i]=ntdll:${conf_tests[i]}
+	m=${conf_tests[i]%%:*}
+	[[ "$m" =~ ^[a-z0-9_]+$ ]] && [[ "${conf_tests[i]#*:}" =~ ^[a-z0-9_]+$ ]] ||
+		die "WINE_CHECK_TESTS: '${conf_tests[i]}' is not [MODULE:]TEST"
+	[ -z "${test_exe[$m]:-}" ] || continue
+	exe=
+	[ "$m" != ntdll ] || exe=${WINE_NTDLL_TEST:-}
+	[ -n "$exe" ] || exe=$tests/${m}_test.exe
+	[ -f "$exe" ] || [ -z "$build_tests" ] || exe=$build_tests/$m/tests/x86_64-windows/${m}_test.exe
+	[ -f "$exe" ] || die "no ${m}_test.exe (in $tests${build_tests:+ or $build_tests/$m/tests/x86_64-windows}$([ "$m" != ntdll ] || echo ', or WINE_NTDLL_TEST'))"
+	test_exe[$m]=$exe
+done
 [ -f "$tests/rawsyscall.exe" ] || die "no rawsyscall.exe in $tests (build wine/tests/rawsyscall.c with x86_64-w64-mingw32-gcc)"
 [ $bench -eq 0 ] || [ -f "$tests/syscallbench.exe" ] || die "no syscallbench.exe in $tests"
 elfdll=${WINE_ELFDLL:-}
@@ -108,7 +125,6 @@ results=${RESULTS:-$PWD/wine-check-results}
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
 read -r -a modes <<<"${WINE_CHECK_MODES:-off dropin vma}"
-read -r -a ntdll_tests <<<"${WINE_CHECK_TESTS:-exception virtual thread info}"
 run_timeout=${WINE_CHECK_TIMEOUT:-600}
 rounds=${WINE_CHECK_ROUNDS:-2}
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "WINE_CHECK_ROUNDS=$rounds: not a positive number"
@@ -137,15 +153,16 @@ else
 	cp "${pe_files[@]}" "$sys32/"
 fi
 say "wine-check: $wine ($(basename "${pe_files[0]}") and $((${#pe_files[@]} - 1)) more builtins in system32)"
-say "tests: $ntdll_test, $tests/rawsyscall.exe; ELF builtin: ${elfdll:-none}; results: $results"
+say "tests: ${test_exe[*]} $tests/rawsyscall.exe; ELF builtin: ${elfdll:-none}; results: $results"
 
 # run_wine MODE LOG PROGRAM ARGS...: one Wine process, in the program's
 # folder; stdout in LOG.out, stderr in LOG.err, exit status in LOG.status.
+# With $wrap set, Wine runs under that program (wrap=... run_wine ...).
 run_wine() {
 	local mode=$1 log=$2 prog=$3 rc=0
 	shift 3
 	(cd "$(dirname "$prog")" &&
-		WINEPERWINE=$mode exec timeout -k 10 "$run_timeout" "$wine" "$(basename "$prog")" "$@") \
+		WINEPERWINE=$mode exec timeout -k 10 "$run_timeout" ${wrap:+"$wrap"} "$wine" "$(basename "$prog")" "$@") \
 		</dev/null >"$log.out" 2>"$log.err" || rc=$?
 	echo "$rc" >"$log.status"
 	# Wine writes CRLF through msvcrt's text mode.
@@ -156,11 +173,12 @@ run_wine() {
 for mode in "${modes[@]}"; do
 	dir=$results/$mode
 	mkdir -p "$dir"
-	rm -f "$dir"/ntdll-*.r*.*
-	for t in "${ntdll_tests[@]}"; do
+	rm -f "$dir"/*.r[0-9]*.*
+	for spec in "${conf_tests[@]}"; do
+		m=${spec%%:*} t=${spec#*:}
 		for r in $(seq "$rounds"); do
-			say "mode $mode: ntdll_test.exe $t, round $r of $rounds"
-			run_wine "$mode" "$dir/ntdll-$t.r$r" "$ntdll_test" "$t"
+			say "mode $mode: ${m}_test.exe $t, round $r of $rounds"
+			run_wine "$mode" "$dir/$m-$t.r$r" "${test_exe[$m]}" "$t"
 		done
 	done
 	say "mode $mode: rawsyscall.exe"
@@ -168,6 +186,10 @@ for mode in "${modes[@]}"; do
 		run_wine "$mode" "$dir/rawsyscall" "$tests/rawsyscall.exe" "Z:${elfdll//\//\\}"
 	else
 		run_wine "$mode" "$dir/rawsyscall" "$tests/rawsyscall.exe"
+	fi
+	if [ -x "$tests/nopersonality" ] && [ "$mode" != off ]; then
+		say "mode $mode: rawsyscall.exe where the PER_WINE personality is refused"
+		RAWSYSCALL_EXPECT=off wrap=$tests/nopersonality run_wine "$mode" "$dir/rawsyscall-nopersonality" "$tests/rawsyscall.exe"
 	fi
 	if [ $bench -eq 1 ]; then
 		say "mode $mode: syscallbench.exe $bench_iters"
@@ -214,27 +236,28 @@ if [ -x "$tests/int2d" ]; then
 	fi
 fi
 
-# ntdll: the same results in every mode, judged by wine/ntdll-compare.sh
+# Conformance tests: the same results in every mode, judged by wine/ntdll-compare.sh
 # over $rounds rounds per mode: a mode differs by a check that fails in
 # every round of it and in no round of another, or by how the test ends
 # (exception stops early under TCG in test_debug_service in every mode).
 # Checks that fail in some rounds only are flaky there, counted and
 # listed, not compared.
-for t in "${ntdll_tests[@]}"; do
+for spec in "${conf_tests[@]}"; do
+	m=${spec%%:*} t=${spec#*:}
 	rc=0
-	verdict=$("$compare" "$results" "$t" "${modes[@]}" 2>&1) || rc=$?
+	verdict=$("$compare" "$results" "$spec" "${modes[@]}" 2>&1) || rc=$?
 	case $rc in
-	0) point OK "ntdll $t: the same results in every mode (${verdict#same: })" ;;
-	1) point FAIL "ntdll $t: the modes differ (${verdict#differ: })" "$results/ntdll-$t.differences" ;;
-	*) point FAIL "ntdll $t: no verdict: $verdict" ;;
+	0) point OK "$m $t: the same results in every mode (${verdict#same: })" ;;
+	1) point FAIL "$m $t: the modes differ (${verdict#differ: })" "$results/$m-$t.differences" ;;
+	*) point FAIL "$m $t: no verdict: $verdict" ;;
 	esac
-	[ ! -s "$results/ntdll-$t.flaky" ] || emit "# flaky: ntdll $t: $(paste -sd' ' "$results/ntdll-$t.flaky")"
+	[ ! -s "$results/$m-$t.flaky" ] || emit "# flaky: $m $t: $(paste -sd' ' "$results/$m-$t.flaky")"
 done
 
 # exception's test_direct_syscalls(): the test ran to its summary in
 # every round of every mode (so the raw syscall from VirtualAlloc'd code
 # was issued), and no check of that function failed.
-if [ "$int2d_ok" -eq 1 ] && [[ " ${ntdll_tests[*]} " == *" exception "* ]]; then
+if [ "$int2d_ok" -eq 1 ] && [[ " ${conf_tests[*]} " == *" ntdll:exception "* ]]; then
 	for mode in "${modes[@]}"; do
 		if [ -z "${WINE_DIRECT_SYSCALLS:-}" ]; then
 			point SKIP "mode $mode: exception's test_direct_syscalls (WINE_DIRECT_SYSCALLS unset)"
@@ -261,18 +284,28 @@ if [ "$int2d_ok" -eq 1 ] && [[ " ${ntdll_tests[*]} " == *" exception "* ]]; then
 	done
 fi
 
-# rawsyscall: every required point in every mode, and case (d) as the mode says.
-for mode in "${modes[@]}"; do
-	tap=$results/$mode/rawsyscall.txt
-	rc=$(cat "$results/$mode/rawsyscall.status")
+# rawsyscall_passed LOG: whether the rawsyscall run of LOG.txt and
+# LOG.status passed every point it must; sets points, and what to what
+# went wrong.
+rawsyscall_passed() {
+	local tap=$1.txt rc plan bad why
+	rc=$(cat "$1.status")
 	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tap" | head -n 1)
 	points=$(grep -cE '^(not )?ok [0-9]+ ' "$tap" || true)
 	bad=$(grep -E '^not ok [0-9]+ ' "$tap" | grep -vc '# TODO' || true)
-	if [ "$rc" -eq 0 ] && [ -n "$plan" ] && [ "$points" -eq "$plan" ] && [ "$bad" -eq 0 ]; then
+	[ "$rc" -eq 0 ] && [ -n "$plan" ] && [ "$points" -eq "$plan" ] && [ "$bad" -eq 0 ] && return 0
+	why=$(grep -m1 -E '^(Bail out!|not ok [0-9]+ [^#]*$)' "$tap" || true)
+	what="exit $rc, $points of ${plan:-?} points, $bad failed${why:+: $why}"
+	return 1
+}
+
+# rawsyscall: every required point in every mode, and case (d) as the mode says.
+for mode in "${modes[@]}"; do
+	tap=$results/$mode/rawsyscall.txt
+	if rawsyscall_passed "${tap%.txt}"; then
 		point OK "rawsyscall, mode $mode: every required case passes ($points points)"
 	else
-		why=$(grep -m1 -E '^(Bail out!|not ok [0-9]+ [^#]*$)' "$tap" || true)
-		point FAIL "rawsyscall, mode $mode: exit $rc, $points of ${plan:-?} points, $bad failed${why:+: $why}" "$tap"
+		point FAIL "rawsyscall, mode $mode: $what" "$tap"
 	fi
 
 	elf_line=$(grep -m1 -E '^(not )?ok [0-9]+ - elf load: ' "$tap" || true)
@@ -307,6 +340,22 @@ for mode in "${modes[@]}"; do
 		;;
 	esac
 done
+
+# Where the PER_WINE personality is refused (the personality rule of
+# Docker's default seccomp profile), a perwine mode must fall back to
+# stock SUD: every raw syscall caught, judged as mode off (which also
+# checks that the process is not PER_WINE).
+if [ -x "$tests/nopersonality" ]; then
+	for mode in "${modes[@]}"; do
+		[ "$mode" != off ] || continue
+		log=$results/$mode/rawsyscall-nopersonality
+		if rawsyscall_passed "$log"; then
+			point OK "mode $mode, PER_WINE refused by seccomp: Wine falls back to SUD, every raw syscall caught ($points points)"
+		else
+			point FAIL "mode $mode, PER_WINE refused by seccomp: $what" "$log.txt"
+		fi
+	done
+fi
 
 if [ $bench -eq 1 ]; then
 	bench_tsv=$results/bench.tsv

@@ -11,12 +11,13 @@ trap 'rm -rf "$work"' EXIT
 n=0 failed=0
 
 # log DIR MODE ROUND STATUS|n SUMMARY_COUNT|- FAILED_LINE...
-# (n: the exit status a finished test has, its failure count)
+# (n: the exit status a finished test has, its failure count); the
+# logs are $stem's (MODULE-TEST)
 log() {
 	local dir=$1 mode=$2 round=$3 status=$4 count=$5 f
 	shift 5
 	mkdir -p "$dir/$mode"
-	f=$dir/$mode/ntdll-virtual.r$round
+	f=$dir/$mode/$stem.r$round
 	{
 		echo "virtual.c:10: Test marked todo: fine"
 		for line in "$@"; do echo "virtual.c:$line: Test failed: got 0x$RANDOM"; done
@@ -27,11 +28,11 @@ log() {
 	echo "$status" >"$f.status"
 }
 
-# expect NAME WANT_EXIT WANT_WORD DIR
+# expect NAME WANT_EXIT WANT_WORD DIR: the verdict on test $spec
 expect() {
 	local name=$1 want=$2 word=$3 dir=$4 out rc=0
 	n=$((n + 1))
-	out=$("$compare" "$dir" virtual off dropin vma 2>&1) || rc=$?
+	out=$("$compare" "$dir" "$spec" off dropin vma 2>&1) || rc=$?
 	if [ "$rc" -eq "$want" ] && [[ "$out" == "$word"* ]]; then
 		echo "ok $n - $name"
 	else
@@ -40,6 +41,7 @@ expect() {
 	fi
 }
 
+stem=ntdll-virtual spec=virtual
 d=$work/same
 for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 30; done; done
 expect "the same failures in every round and mode: same" 0 same: "$d"
@@ -76,6 +78,16 @@ expect "a crash in one round of one mode, a common ending left: same" 0 same: "$
 d=$work/missing
 for m in off dropin; do log "$d" "$m" 1 n 100; done
 expect "a mode without logs: an error, not a verdict" 2 "" "$d"
+
+# Another module's test: its own logs, judged alike.
+stem=kernel32-virtual spec=kernel32:virtual
+d=$work/kernel32
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20; done; done
+log "$d" dropin 1 n 100 20 77
+log "$d" dropin 2 n 100 20 77
+expect "kernel32:virtual, a stable extra failure in one mode: differ" 1 differ: "$d"
+spec=virtual
+expect "ntdll's virtual asked of kernel32's logs: an error, not a verdict" 2 "" "$d"
 
 echo "1..$n"
 echo "$((n - failed)) passed, $failed failed"

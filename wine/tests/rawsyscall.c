@@ -6,6 +6,8 @@
  *
  *   x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -o rawsyscall.exe rawsyscall.c
  *   WINEPERWINE=off|dropin|vma wine rawsyscall.exe [Z:\path\to\elfdll.dll.so]
+ *   RAWSYSCALL_EXPECT=MODE   judge as MODE, not as WINEPERWINE says (a
+ *                            Wine that must fall back to stock SUD)
  *
  * Three services, their numbers read from ntdll's own export stubs
  * (mov eax, imm32), each checked by its effect (rawsys.h):
@@ -540,6 +542,11 @@ int main(int argc, char **argv)
 	SetUnhandledExceptionFilter(crash_filter);
 
 	mode_name = rs_mode();
+	if (getenv("RAWSYSCALL_EXPECT")) {
+		printf("# WINEPERWINE=%s, judged as RAWSYSCALL_EXPECT=%s\n",
+		       mode_name ? mode_name : "(unset)", getenv("RAWSYSCALL_EXPECT"));
+		mode_name = getenv("RAWSYSCALL_EXPECT");
+	}
 	mode_kind = classify_mode(mode_name);
 	version = rs_wine_version();
 	printf("# rawsyscall: WINEPERWINE=%s (%s)\n", mode_name ? mode_name : "(unset)",
