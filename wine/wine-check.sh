@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run Wine's own conformance tests (ntdll's, kernel32's) and
-# wine/tests/rawsyscall.exe under each perwine mode of the patched Wine (WINEPERWINE=off|dropin|vma), in
-# the guest, and compare: TAP on stdout, exit 0 only if every point passes.
+# wine/tests/rawsyscall.exe under each perwine mode of the patched Wine
+# (WINEPERWINE=off|dropin|vma), in the guest, and compare: TAP on stdout,
+# exit 0 only if every point passes.
 #
 #   wine/wine-check.sh [--bench] [--link] [WINE_DIR]
 #
