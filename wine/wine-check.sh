@@ -12,16 +12,16 @@
 # directory above its build/).
 # Environment:
 #   WINE_TESTS      directory with rawsyscall.exe (and syscallbench.exe for
-#                   --bench); default: the current directory
+#                   --bench); default: the current directory.  If it holds
+#                   nopersonality (wine/tests/nopersonality.c), rawsyscall.exe
+#                   runs once more in each perwine mode under that seccomp
+#                   filter, which refuses the PER_WINE personality: Wine must
+#                   fall back to stock SUD and still catch every raw syscall
 #   WINE_NTDLL_TEST ntdll_test.exe; default: $WINE_TESTS/ntdll_test.exe, else
 #                   the build tree's dlls/ntdll/tests/x86_64-windows/ (and
 #                   so for another MODULE_test.exe of WINE_CHECK_TESTS)
 #   WINE_ELFDLL     the ELF builtin for case (d) (wine/tests/elfdll, built with
 #                   winegcc); default: $WINE_TESTS/elfdll.dll.so if present
-#                   ($WINE_TESTS/nopersonality, if there, runs rawsyscall.exe
-#                   once more in each perwine mode under a seccomp filter
-#                   that refuses the PER_WINE personality: Wine must fall
-#                   back to stock SUD and still catch every raw syscall)
 #   RESULTS         where the logs go, a folder per mode; default ./wine-check-results
 #   WINE_CHECK_MODES      default "off dropin vma"
 #   WINE_CHECK_TESTS      conformance tests, [MODULE:]TEST (MODULE: ntdll),
