@@ -190,7 +190,9 @@ for mode in "${modes[@]}"; do
 	fi
 	if [ -x "$tests/nopersonality" ] && [ "$mode" != off ]; then
 		say "mode $mode: rawsyscall.exe where the PER_WINE personality is refused"
-		RAWSYSCALL_EXPECT=off wrap=$tests/nopersonality run_wine "$mode" "$dir/rawsyscall-nopersonality" "$tests/rawsyscall.exe"
+		# seh's err and trace lines say whether and why Wine fell back.
+		WINEDEBUG=err+seh,trace+seh RAWSYSCALL_EXPECT=off wrap=$tests/nopersonality \
+			run_wine "$mode" "$dir/rawsyscall-nopersonality" "$tests/rawsyscall.exe"
 	fi
 	if [ $bench -eq 1 ]; then
 		say "mode $mode: syscallbench.exe $bench_iters"
@@ -345,15 +347,23 @@ done
 # Where the PER_WINE personality is refused (the personality rule of
 # Docker's default seccomp profile), a perwine mode must fall back to
 # stock SUD: every raw syscall caught, judged as mode off (which also
-# checks that the process is not PER_WINE).
+# checks that the process is not PER_WINE), and Wine's log must give
+# the refused personality as the reason (init_perwine_mode's err line,
+# perwine_usable's trace line).
+nopersonality_reason() {
+	grep -q 'err:seh:init_perwine_mode perwine not usable' "$1.err" &&
+		grep -q 'trace:seh:perwine_usable the PER_WINE personality was refused' "$1.err"
+}
 if [ -x "$tests/nopersonality" ]; then
 	for mode in "${modes[@]}"; do
 		[ "$mode" != off ] || continue
 		log=$results/$mode/rawsyscall-nopersonality
-		if rawsyscall_passed "$log"; then
-			point OK "mode $mode, PER_WINE refused by seccomp: Wine falls back to SUD, every raw syscall caught ($points points)"
-		else
+		if ! rawsyscall_passed "$log"; then
 			point FAIL "mode $mode, PER_WINE refused by seccomp: $what" "$log.txt"
+		elif ! nopersonality_reason "$log"; then
+			point FAIL "mode $mode, PER_WINE refused by seccomp: every raw syscall caught, but Wine's log does not say it fell back because of the personality" "$log.err"
+		else
+			point OK "mode $mode, PER_WINE refused by seccomp: Wine says so and falls back to SUD, every raw syscall caught ($points points)"
 		fi
 	done
 fi
