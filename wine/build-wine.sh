@@ -91,7 +91,9 @@ unpatch() {
 	[ -f "$dir/.patched-files" ] || return 0
 	while read -r f; do
 		if git -C "$WINE_GIT" cat-file -e "$WINE_COMMIT:$f" 2>/dev/null; then
-			git -C "$WINE_GIT" archive --format=tar "$WINE_COMMIT" -- "$f" | tar -C "$src" -xmf -
+			# the blob alone: git archive, even limited to a path, reads the
+			# whole tree's blobs and complains of the missing ones
+			git -C "$WINE_GIT" show "$WINE_COMMIT:$f" >"$src/$f"
 		else
 			rm -f "$src/$f"
 		fi

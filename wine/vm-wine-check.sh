@@ -11,6 +11,7 @@
 #   wine/vm-wine-check.sh BZIMAGE IMAGE
 #   PERWINE_WINE_BENCH=1 ...   the syscall benchmark instead, in an
 #                              icount guest (instructions per call)
+#   WINE_CHECK_MODES=... etc.  wine/wine-check.sh's variables, passed on
 #
 # The guest boots with -cpu max,-smap: under TCG, QEMU 7.2 does the stack
 # reads of a user-mode iretq (Wine's syscall dispatcher returns to
@@ -55,6 +56,10 @@ direct=$(awk '/^static void test_direct_syscalls\(/ { start = NR }
 	start && /^}/ { print start "-" NR; exit }' "$dir/src/dlls/ntdll/tests/exception.c")
 [ -n "$direct" ] || die "no test_direct_syscalls() in $dir/src/dlls/ntdll/tests/exception.c"
 env="$env WINE_DIRECT_SYSCALLS=$direct"
+# wine-check.sh's own knobs, set on the host, go to the guest.
+for v in WINE_CHECK_TESTS WINE_CHECK_MODES WINE_CHECK_ROUNDS WINE_CHECK_TIMEOUT WINE_CHECK_BENCH_ITERS; do
+	[ -z "${!v+set}" ] || env="$env $v=$(printf '%q' "${!v}")"
+done
 args=
 if [ -n "${PERWINE_WINE_BENCH:-}" ]; then
 	# The benchmark alone, counted in guest instructions.
