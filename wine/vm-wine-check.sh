@@ -11,7 +11,8 @@
 #   wine/vm-wine-check.sh BZIMAGE IMAGE
 #   PERWINE_WINE_BENCH=1 ...   the syscall benchmark instead, in an
 #                              icount guest (instructions per call)
-#   WINE_CHECK_MODES=... etc.  wine/wine-check.sh's variables, passed on
+#   WINE_CHECK_MODES=... etc.  wine/wine-check.sh's WINE_CHECK_* knobs, passed
+#                              on (more rounds may need a longer PERWINE_TIMEOUT)
 #
 # The guest boots with -cpu max,-smap: under TCG, QEMU 7.2 does the stack
 # reads of a user-mode iretq (Wine's syscall dispatcher returns to

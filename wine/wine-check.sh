@@ -288,13 +288,16 @@ if [ "$int2d_ok" -eq 1 ] && [[ " ${conf_tests[*]} " == *" ntdll:exception "* ]];
 fi
 
 # rawsyscall_passed LOG: whether the rawsyscall run of LOG.txt and
-# LOG.status passed every point it must; sets points, and what to what
-# went wrong.
+# LOG.status passed every point it must; sets points, skips and counted
+# (the two for the point's text), and what to what went wrong.
 rawsyscall_passed() {
 	local tap=$1.txt rc plan bad why
 	rc=$(cat "$1.status")
 	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tap" | head -n 1)
 	points=$(grep -cE '^(not )?ok [0-9]+ ' "$tap" || true)
+	skips=$(grep -cE '^ok [0-9]+ .*# SKIP' "$tap" || true)
+	counted="$points points"
+	[ "$skips" -eq 0 ] || counted="$points points, $skips of them skipped"
 	bad=$(grep -E '^not ok [0-9]+ ' "$tap" | grep -vc '# TODO' || true)
 	[ "$rc" -eq 0 ] && [ -n "$plan" ] && [ "$points" -eq "$plan" ] && [ "$bad" -eq 0 ] && return 0
 	why=$(grep -m1 -E '^(Bail out!|not ok [0-9]+ [^#]*$)' "$tap" || true)
@@ -306,7 +309,7 @@ rawsyscall_passed() {
 for mode in "${modes[@]}"; do
 	tap=$results/$mode/rawsyscall.txt
 	if rawsyscall_passed "${tap%.txt}"; then
-		point OK "rawsyscall, mode $mode: every required case passes ($points points)"
+		point OK "rawsyscall, mode $mode: every required case passes ($counted)"
 	else
 		point FAIL "rawsyscall, mode $mode: $what" "$tap"
 	fi
@@ -363,7 +366,7 @@ if [ -x "$tests/nopersonality" ]; then
 		elif ! nopersonality_reason "$log"; then
 			point FAIL "mode $mode, PER_WINE refused by seccomp: every raw syscall caught, but Wine's log does not say it fell back because of the personality" "$log.err"
 		else
-			point OK "mode $mode, PER_WINE refused by seccomp: Wine says so and falls back to SUD, every raw syscall caught ($points points)"
+			point OK "mode $mode, PER_WINE refused by seccomp: Wine says so and falls back to SUD, every raw syscall caught ($counted)"
 		fi
 	done
 fi
