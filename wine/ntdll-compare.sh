@@ -10,10 +10,12 @@
 #                                                 (LOG.txt, LOG.status) ended
 #
 # A failed check is known by its place (file.c:line; the message often
-# holds addresses or timings).  Under TCG some checks fail in one run
-# and pass in the next, in every mode, stock SUD included (measured
-# 2026-12-04: virtual.c:1513, NtMapViewOfSection into a child, with 2 to
-# 20 zero bits; info.c:2777, WaitForDebugEvent's timeout).  So a mode
+# holds addresses or timings, and virtual.c:1513, in a loop, fails for
+# different zero-bit values from run to run).  Under TCG some checks
+# fail in one run and pass in the next, in every mode, stock SUD
+# included (measured 2026-12-04: info.c:2777, WaitForDebugEvent's
+# timeout), and a test can abort in one round (2026-12-06: glibc's
+# malloc in ntdll's virtual test, on the unpatched kernel too).  So a mode
 # differs only by what it does in every round and another mode in none:
 #   - a check that failed in every round of mode A and in no round of B;
 #   - how the test ended (the count of checks executed, or the exit
