@@ -288,10 +288,10 @@ if [ "$int2d_ok" -eq 1 ] && [[ " ${conf_tests[*]} " == *" ntdll:exception "* ]];
 fi
 
 # rawsyscall_passed LOG: whether the rawsyscall run of LOG.txt and
-# LOG.status passed every point it must; sets points, skips and counted
-# (the two for the point's text), and what to what went wrong.
+# LOG.status passed every point it must; sets counted (its points, for
+# the point's text), and what to what went wrong.
 rawsyscall_passed() {
-	local tap=$1.txt rc plan bad why
+	local tap=$1.txt rc plan points skips bad why
 	rc=$(cat "$1.status")
 	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tap" | head -n 1)
 	points=$(grep -cE '^(not )?ok [0-9]+ ' "$tap" || true)
