@@ -11,7 +11,7 @@ KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
 .PHONY: help kernel kernel-deb kernel-distro-check debs fresh-check rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
-	vm-x86-selftests vm-fuzz wine wine-check wine-bench \
+	vm-x86-selftests vm-fuzz wine wine-check wine-bench docs \
 	kernel-debug image-debug vm-check-debug
 
 help:
@@ -36,6 +36,7 @@ help:
 	@echo "  make debs          the library's Debian packages (dpkg-buildpackage + lintian)"
 	@echo "  make fresh-check   the README's two commands in a clean bookworm chroot"
 	@echo "  make image         build the guest disk image only"
+	@echo "  make docs          put the newest results of vm-bench, wine-bench and wine-check into docs/results and the docs' tables"
 
 kernel:
 	$(srcdir)/kernel/build-kernel.sh
@@ -139,6 +140,11 @@ vm-check-debug: image-debug
 	@export PERWINE_RUN_NAME=check-debug; \
 	$(call run_guest,check,$(DEBUG_KERNEL_IMAGE),$(DEBUG_GUEST_IMAGE)); \
 	exit $$rc
+
+# The docs' result tables (scripts/update-docs.sh): the newest runs'
+# result files into docs/results/, then every generated block from them.
+docs:
+	$(srcdir)/scripts/update-docs.sh --import
 
 # Real Wine (wine/): the build, then its tests and benchmark in the guest.
 wine:

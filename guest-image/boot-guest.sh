@@ -98,6 +98,16 @@ tcg-*) accel_opts=(-accel tcg,thread=multi -cpu "${PERWINE_CPU:-max}") ;;
 *) die "PERWINE_ACCEL must be auto, tcg or kvm, not '$accel'" ;;
 esac
 echo "$accel" > "$logdir/guest-$name.accel"
+# What the run's result files record of it (scripts/common.sh run_meta).
+{
+	echo "date: $(date -u +%F)"
+	echo "commit: $(git -C "$PERWINE_TOP" describe --always --dirty --exclude='*' 2>/dev/null || echo unknown)"
+	case $accel-$clock in
+	tcg-icount) echo "accelerator: TCG, -icount shift=0, 1 vCPU (guest instructions)" ;;
+	*) echo "accelerator: $accel, $smp vCPUs (wall clock)" ;;
+	esac
+	echo "qemu: $("$qemu_bin" --version | head -n 1)${PERWINE_QEMU:+ (PERWINE_QEMU)}"
+} > "$logdir/guest-$name.meta"
 
 qemu=("$qemu_bin" "${accel_opts[@]}" -smp "$smp" -m "$mem" -display none -no-reboot
 	-kernel "$kernel" -append "$cmdline perwine.accel=$accel perwine.clock=$clock"

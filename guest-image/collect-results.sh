@@ -77,7 +77,7 @@ if [ "$mode" = run ]; then
 	exit "$status"
 fi
 
-# bench mode: the CSV goes where plot-bench.sh and the README expect
+# bench mode: the CSV goes where plot-bench.sh and make docs expect
 # it, and the last line says what ran: the benchmark's own summary and
 # each demo's.
 if [ "$mode" = bench ]; then
@@ -88,6 +88,13 @@ if [ "$mode" = bench ]; then
 	if [ -z "$summary" ]; then
 		say "the benchmark printed no summary line; see $log"
 		bad=1
+	else
+		# The run's result files: its table as printed, its metadata,
+		# and both as Markdown (what make docs puts in the docs).
+		awk '/^row  / { t = 1 } t { print } /^bench: / { exit }' "$log" >"$dest/bench-table.txt"
+		(run_meta "$name" "$dest") >"$dest/meta.txt" || bad=1
+		"$PERWINE_TOP/scripts/update-docs.sh" --render "bench-$PERWINE_KERNEL" "$dest" >"$dest/bench-results.md" ||
+			bad=1
 	fi
 	[ "$bad" -eq 0 ] || say "run failed; logs: $PERWINE_OUT/logs, results: $dest"
 	echo "vm-bench: ${summary:-bench: did not finish}; demos: ${demos:-none ran}"

@@ -19,7 +19,7 @@ bad=0
 for p in "${patches[@]}"; do
 	# checkpatch must run from the kernel tree to know its layout.  Two
 	# of its checks cannot be right here: the tree is Debian's tarball,
-	# with no git history to find the commit of a Fixes: tag in (0002's
+	# with no git history to find the commit of a Fixes: tag in (0001's
 	# 1446e1df9eb1, "kernel: Implement selective syscall userspace
 	# redirection", checked by hand), and CamelCase flags the kernel's
 	# own Efault labels on every line that stores through them.

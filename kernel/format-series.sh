@@ -3,7 +3,9 @@
 # from a git repository holding the series as commits on top of BASE.
 #
 #   kernel/format-series.sh GIT_DIR [BASE]
-# BASE defaults to the repository's first commit (the unpatched files).
+# BASE defaults to the repository's first commit (the unpatched files);
+# the cover letter names it as base-commit.  The 6.1 series' perwine.rst
+# is also written to docs/perwine.rst.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -13,7 +15,8 @@ base=${2:-$(git -C "$repo" rev-list --max-parents=0 HEAD)}
 dest=$PERWINE_PATCHES
 
 rm -f "$dest"/*.patch
-git -C "$repo" format-patch -q --no-signature --zero-commit -N --cover-letter -o "$dest" "$base..HEAD"
+git -C "$repo" format-patch -q --no-signature --zero-commit -N --cover-letter --base="$base" \
+	-o "$dest" "$base..HEAD"
 
 # The cover letter's subject and text come from
 # kernel/cover-letter-$PERWINE_KERNEL.txt:
@@ -37,3 +40,8 @@ grep -q 'HERE \*\*\*' "$cover" && die "the cover letter still has a placeholder"
 	(cd "$dest" && ls -1 ./*.patch | sed 's|^\./||' | grep -v '^0000-')
 } > "$dest/series"
 say "$(grep -c '\.patch$' "$dest/series") patches in $dest"
+if [ "$PERWINE_KERNEL" = 6.1 ]; then
+	series_rst "$dest" >"$PERWINE_TOP/docs/perwine.rst"
+	[ -s "$PERWINE_TOP/docs/perwine.rst" ] || die "the series adds no Documentation/userspace-api/perwine.rst"
+	say "docs/perwine.rst from the series"
+fi

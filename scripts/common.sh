@@ -114,3 +114,23 @@ hash_files() {
 		cat "$f"
 	done | sha256sum | cut -c1-16
 }
+
+# run_meta NAME DEST: the metadata of guest run NAME whose results are in
+# DEST (boot-guest.sh's record, the guest's kernel release, the series),
+# as "key: value" lines for a result file.
+run_meta() {
+	local meta=$PERWINE_OUT/logs/guest-$1.meta
+	[ -f "$meta" ] || die "no $meta: run_meta needs a guest run named $1"
+	echo "series: $PERWINE_KERNEL"
+	echo "kernel: $(awk '{ print $3 }' "$2/uname" 2>/dev/null || echo unknown)"
+	cat "$meta"
+}
+
+# series_rst DIR: Documentation/userspace-api/perwine.rst as the series
+# in DIR adds it (docs/perwine.rst is 6.1's, written by
+# kernel/format-series.sh and checked by scripts/update-docs.sh --check).
+series_rst() {
+	awk '/^\+\+\+ b\/Documentation\/userspace-api\/perwine\.rst$/ { f = 1; next }
+		f && /^(diff --git |-- $)/ { exit }
+		f && /^\+/ { print substr($0, 2) }' "$1"/*.patch
+}

@@ -2,7 +2,8 @@
 # Build the Wine that `make wine-check` runs in the guest: Wine 11.10
 # (pinned below) with wine/patches/ applied, 64-bit only (PE modules
 # built with mingw), no X, and only the modules a console program and
-# Wine's own ntdll conformance tests need.  Prints the build directory.
+# Wine's own ntdll and kernel32 conformance tests need.  Prints the
+# build directory.
 #
 #   wine/build-wine.sh            build (or reuse) and print the directory
 #   wine/build-wine.sh --key      print the cache key only
@@ -16,19 +17,23 @@
 # make rebuilds only what changed.  Resumable: an interrupted configure
 # or make continues where it stopped.
 #
-# Source: PERWINE_WINE_GIT, a git repository holding the commit (by
-# default the snapshot of github.com/Kron4ek/wine-tkg at "Update to
-# 11.10", which holds the whole tree; four large files of it are not in
-# that copy, and the modules built here do not need them).
+# Source: PERWINE_WINE_GIT, any git repository holding the pinned commit
+# of github.com/Kron4ek/wine-tkg ("Update to 11.10": upstream Wine 11.10
+# plus wine-staging; the ntdll files wine/patches touch are upstream's,
+# virtual.c aside).  There is no default: without it the build stops
+# and says how to get one.  Four large files the modules built here do
+# not need may be missing from a partial copy; they get empty stand-ins.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
 WINE_COMMIT=4b12965ca7e78b8e45eee5f835c72963b3ce351d	# "Update to 11.10"
-WINE_GIT=${PERWINE_WINE_GIT:-/work/.mirror/Kron4ek+wine-tkg/repo}
+WINE_GIT=${PERWINE_WINE_GIT:-}
+WINE_URL=https://github.com/Kron4ek/wine-tkg
 WINE_PATCHES=$PERWINE_TOP/wine/patches
 
-# Files of the snapshot whose contents the mirror does not hold; makedep
-# opens every file the makefiles list, so they get empty stand-ins.
+# Large files of the snapshot that the modules built here do not need (a
+# partial copy may lack them); makedep opens every file the makefiles
+# list, so they get empty stand-ins.
 WINE_MISSING=(fonts/msyh.sfd fonts/msyh.ttf libs/sqlite3/sqlite3.c nls/icudtl.dat)
 
 # Everything optional off: the guest has only libc and what the image
@@ -120,9 +125,11 @@ if [ "$(cat "$dir/.built" 2>/dev/null)" = "$bkey" ]; then
 	exit 0
 fi
 
-need_packages "${WINE_HOST_PACKAGES[@]}"
+[ -n "$WINE_GIT" ] ||
+	die "no Wine source: git init wine && git -C wine fetch --depth 1 $WINE_URL $WINE_COMMIT, then PERWINE_WINE_GIT=\$PWD/wine make wine"
 git -C "$WINE_GIT" cat-file -e "$WINE_COMMIT^{commit}" 2>/dev/null ||
-	die "no Wine $WINE_COMMIT in $WINE_GIT: set PERWINE_WINE_GIT to a clone of github.com/Kron4ek/wine-tkg"
+	die "no commit $WINE_COMMIT in $WINE_GIT (PERWINE_WINE_GIT): git -C $WINE_GIT fetch --depth 1 $WINE_URL $WINE_COMMIT"
+need_packages "${WINE_HOST_PACKAGES[@]}"
 
 mkdir -p "$logs"
 

@@ -61,18 +61,18 @@ env="$env WINE_DIRECT_SYSCALLS=$direct"
 for v in WINE_CHECK_TESTS WINE_CHECK_MODES WINE_CHECK_ROUNDS WINE_CHECK_TIMEOUT WINE_CHECK_BENCH_ITERS; do
 	[ -z "${!v+set}" ] || env="$env $v=$(printf '%q' "${!v}")"
 done
-args=
+args= name=wine-check
 if [ -n "${PERWINE_WINE_BENCH:-}" ]; then
 	# The benchmark alone, counted in guest instructions.
 	export PERWINE_BENCH_CLOCK=icount
 	env="$env WINE_CHECK_TESTS=' '"
-	args=--bench
+	args=--bench name=wine-bench
 elif [ "${PERWINE_WINE_FIXED_QEMU:-1}" != 0 ]; then
 	PERWINE_QEMU=${PERWINE_QEMU:-$("$PERWINE_TOP/guest-image/build-qemu.sh")}
 	export PERWINE_QEMU
 fi
 export PERWINE_CPU=${PERWINE_CPU:-max,-smap}
-export PERWINE_SHARE=$dir PERWINE_RUN_NAME=wine-check
+export PERWINE_SHARE=$dir PERWINE_RUN_NAME=$name
 export PERWINE_TIMEOUT=${PERWINE_TIMEOUT:-5400}
 # The build tree links some files (nls/*.nls) by their absolute host
 # path: the guest gets that path too, pointing at the share.
@@ -80,7 +80,7 @@ real=$(realpath "$dir")
 export PERWINE_CMD="mkdir -p ${real%/*} && ln -sfn /mnt/share $real && \
 $env PERWINE_REQUIRE=1 bash /mnt/share/share/wine-check.sh $args /mnt/share/build"
 rm -rf "$dir/results"
-out=$PERWINE_OUT/wine-check.txt
+out=$PERWINE_OUT/$name.txt
 rc=0
 "$PERWINE_TOP/guest-image/vm-run.sh" "$1" "$2" | tee "$out" || rc=$?
 # The TAP count, as make vm-check ends (CI adds it up); no points at
@@ -89,5 +89,16 @@ passed=$(grep -cE '^ok [0-9]+ ' "$out" || true)
 failed=$(grep -cE '^not ok [0-9]+ ' "$out" || true)
 [ "$passed$failed" != 00 ] || failed=1
 [ "$failed" -eq 0 ] || rc=1
+# The run's result files beside the guest's (what make docs puts in the
+# docs): the TAP points or the benchmark's rows, the metadata, Markdown.
+dest=$PERWINE_OUT/results/$name
+mkdir -p "$dest"
+if [ -n "$args" ]; then
+	cp "$dir/results/bench.tsv" "$dest/" 2>/dev/null || { say "the benchmark left no bench.tsv"; rc=1; }
+else
+	grep -E '^(not )?ok [0-9]+ ' "$out" >"$dest/wine-check.tap" || true
+fi
+(run_meta "$name" "$dest") >"$dest/meta.txt" || rc=1
+"$PERWINE_TOP/scripts/update-docs.sh" --render "$name" "$dest" >"$dest/results.md" || rc=1
 echo "$passed passed, $failed failed"
 exit "$rc"

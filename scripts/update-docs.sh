@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# The result tables of the docs, generated from result files: no figure
+# in a generated block is typed by hand.  A block in README.md, docs/*.md
+# or wine/README.md is the lines between
+#
+#   <!-- generated: VIEW -->
+#   <!-- end generated -->
+#
+# and VIEW one of the views below, rendered from the committed result
+# files in docs/results/ (a folder per run, each with the run's own
+# output and its meta.txt: date, commit, kernel, accelerator, QEMU) or
+# from tests/expected-results.*.
+#
+#   scripts/update-docs.sh            fill every block (make docs)
+#   scripts/update-docs.sh --import   first copy the newest results of
+#                                     make vm-bench (6.1, 6.12), make
+#                                     wine-bench and make wine-check from
+#                                     out/ into docs/results/
+#   scripts/update-docs.sh --check    change nothing; TAP, one point per
+#                                     block, failing where a block differs
+#                                     from what its result files give
+#   scripts/update-docs.sh --render VIEW [DIR]   print one view, from
+#                                     the run in DIR (default its folder
+#                                     in docs/results; what make vm-bench,
+#                                     wine-bench and wine-check do)
+#
+# Views: bench-6.1, bench-6.12 (make vm-bench's table), bench-compare
+# (6.1 beside 6.12), bench-headline (the README's three mechanisms),
+# wine-bench, wine-check, test-counts.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+export LC_ALL=C
+
+results=$PERWINE_TOP/docs/results
+docs=("$PERWINE_TOP/README.md" "$PERWINE_TOP"/docs/*.md "$PERWINE_TOP/wine/README.md")
+views=(bench-6.1 bench-6.12 bench-compare bench-headline wine-bench wine-check test-counts)
+
+need() { [ -f "$1" ] || die "no result file $1 (make the run, then scripts/update-docs.sh --import)"; }
+
+# meta FILE: the "key: value" metadata as one sentence.
+meta() {
+	need "$1"
+	awk -F': ' '{ v[$1] = substr($0, length($1) + 3) }
+		END {
+			s = "Run of " v["date"] ", commit " v["commit"]
+			if (v["kernel"] != "") s = s ", kernel " v["kernel"]
+			s = s ", " v["accelerator"] ", " v["qemu"] "."
+			print s
+		}' "$1"
+}
+
+# bench_rows DIR: the CSV of make vm-bench as "name<TAB>cost<TAB>
+# ratio<TAB>base<TAB>max<TAB>unit" (names and bases are quoted, and hold
+# no quote).
+bench_rows() {
+	need "$1/bench-results.csv"
+	awk -F'"' 'NR > 1 {
+		split($3, a, ","); split($5, b, ",")
+		print $2 "\t" a[2] "\t" a[3] "\t" $4 "\t" b[5] "\t" b[6]
+	}' "$1/bench-results.csv"
+}
+
+render_bench() {
+	local dir=$1
+	need "$dir/bench-table.txt"
+	echo "$(meta "$dir/meta.txt") \`make vm-bench\`: each row the minimum of its rounds, per call."
+	echo
+	bench_rows "$dir" | awk -F'\t' '
+		NR == 1 { print "| row | " $6 " per call | max of rounds | ratio | compared with |"
+			print "|---|--:|--:|--:|---|" }
+		{ printf "| %s | %.1f | %.1f | %.3f | %s |\n", $1, $2, $5, $3, $4 }'
+	echo
+	echo "Targets of this run:"
+	echo
+	awk '/^targets \(this run\):/ { t = 1; next }
+		t && /^  / { sub(/^  /, ""); gsub(/  +/, " "); print "- " $0; next }
+		t { exit }' "$dir/bench-table.txt"
+}
+
+# costs DIR: "name<TAB>cost" for every row of that run.
+costs() { bench_rows "$1" | awk -F'\t' '{ print $1 "\t" $2 }'; }
+
+render_compare() {
+	local a=$1 b=$2
+	echo "6.1: $(meta "$a/meta.txt")"
+	echo
+	echo "6.12: $(meta "$b/meta.txt")"
+	echo
+	echo "Instructions per call; in brackets, over \`native sysinfo\` of the same run."
+	echo
+	echo "| row | 6.1 | 6.12 |"
+	echo "|---|--:|--:|"
+	awk -F'\t' '
+		FILENAME == ARGV[1] { a[$1] = $2; next }
+		FILENAME == ARGV[2] { b[$1] = $2; next }
+		function cell(v, base, extra) {
+			if (v == "") return "-"
+			if (!extra) return sprintf("%.1f", v)
+			return sprintf("%.1f (%+.1f)", v, v - base)
+		}
+		{
+			extra = ($0 ~ /sysinfo$/ && $0 != "native sysinfo")
+			printf "| %s | %s | %s |\n", $0, cell(a[$0], a["native sysinfo"], extra),
+				cell(b[$0], b["native sysinfo"], extra)
+		}' <(costs "$a") <(costs "$b") - <<-'EOF'
+	native getppid
+	native sysinfo
+	perwine native sysinfo
+	perwine + VMA present sysinfo
+	perwine + VMA + 10000 VMAs sysinfo
+	SUD allowed sysinfo
+	seccomp allow-all sysinfo
+	trap: perwine selector
+	trap: perwine VMA
+	trap: SUD
+	trap: seccomp RET_TRAP
+	switch: SUD prctl pair (off then on)
+	EOF
+}
+
+# The README's table: what each mechanism adds to an untrapped syscall
+# and what a trapped one costs, on 6.1.
+render_headline() {
+	local dir=$1
+	costs "$dir" | awk -F'\t' -v when="$(sed -n 's/^date: //p' "$dir/meta.txt")" '
+		{ c[$1] = $2 }
+		function extra(r) { return r in c ? sprintf("+%.0f", c[r] - c["native sysinfo"]) : "-" }
+		function trap(r) { return r in c ? sprintf("%.0f", c[r]) : "-" }
+		END {
+			print "| guest instructions (6.1, icount, " when ") | perwine | SUD (Wine 11.5+) | a seccomp filter |"
+			print "|---|--:|--:|--:|"
+			printf "| added to each untrapped `sysinfo` | %s | %s | %s |\n", extra("perwine native sysinfo"),
+				extra("SUD allowed sysinfo"), extra("seccomp allow-all sysinfo")
+			printf "| one trapped syscall, round trip | %s | %s | %s |\n", trap("trap: perwine selector"),
+				trap("trap: SUD"), trap("trap: seccomp RET_TRAP")
+		}'
+}
+
+render_wine_bench() {
+	local dir=$1
+	need "$dir/bench.tsv"
+	echo "$(meta "$dir/meta.txt") \`make wine-bench\`: guest instructions per call, the best of 5 rounds."
+	echo
+	awk -F'\t' '
+		NR == 1 { next }
+		!($1 in seenm) { seenm[$1] = 1; m[++nm] = $1 }
+		!($2 in seenr) { seenr[$2] = 1; r[++nr] = $2 }
+		{ v[$1 SUBSEP $2] = $3 }
+		END {
+			line = "| row |"; sep = "|---|"
+			for (i = 1; i <= nm; i++) { line = line " " m[i] " |"; sep = sep "--:|" }
+			print line; print sep
+			for (j = 1; j <= nr; j++) {
+				line = "| " r[j] " |"
+				for (i = 1; i <= nm; i++) {
+					x = v[m[i] SUBSEP r[j]]
+					line = line " " (x == "" ? "-" : x) " |"
+				}
+				print line
+			}
+		}' "$dir/bench.tsv"
+}
+
+render_wine_check() {
+	local dir=$1
+	need "$dir/wine-check.tap"
+	echo "$(meta "$dir/meta.txt") \`make wine-check\`: $(grep -cE '^ok ' "$dir/wine-check.tap") passed, $(grep -cE '^not ok ' "$dir/wine-check.tap") failed."
+	echo
+	echo "| # | result | point |"
+	echo "|--:|---|---|"
+	sed -nE 's/\|/\\|/g; s/^(not ok|ok) ([0-9]+) - (.*)$/| \2 | \1 | \3 |/p' "$dir/wine-check.tap"
+}
+
+render_test_counts() {
+	local f=$PERWINE_TOP/tests/expected-results
+	echo "TAP points per test, as pinned in \`tests/expected-results.6.1\` and \`.6.12\`"
+	echo "(every guest run checks them):"
+	echo
+	echo "| test | 6.1 | 6.12 |"
+	echo "|---|--:|--:|"
+	awk '/^#/ { next }
+		FILENAME == ARGV[1] { a[$1] = $2 }
+		FILENAME == ARGV[2] { b[$1] = $2 }
+		$1 != "total" && !($1 in s) { s[$1] = 1; o[++n] = $1 }
+		END {
+			for (i = 1; i <= n; i++)
+				printf "| `%s` | %s | %s |\n", o[i], o[i] in a ? a[o[i]] : "-", o[i] in b ? b[o[i]] : "-"
+			printf "| total | %s | %s |\n", a["total"], b["total"]
+		}' "$f.6.1" "$f.6.12"
+}
+
+render() {
+	local view=$1 dir=${2:-}
+	case $view in
+	bench-6.1 | bench-6.12) render_bench "${dir:-$results/vm-$view}" ;;
+	bench-compare) render_compare "$results/vm-bench-6.1" "$results/vm-bench-6.12" ;;
+	bench-headline) render_headline "$results/vm-bench-6.1" ;;
+	wine-bench | wine-check) "render_${view/-/_}" "${dir:-$results/$view}" ;;
+	test-counts) render_test_counts ;;
+	*) die "no view '$view' (views: ${views[*]})" ;;
+	esac
+}
+
+# import SRC DEST FILE...: a run's result files, when that run left them.
+import() {
+	local src=$1 dest=$results/$2 f
+	shift 2
+	for f; do [ -f "$src/$f" ] || return 0; done
+	mkdir -p "$dest"
+	for f; do cp "$src/$f" "$dest/"; done
+	say "docs/results/${dest##*/} <- ${src#"$PERWINE_TOP"/}"
+}
+
+# fill FILE OUT: FILE with every block rendered anew.
+fill() {
+	awk -v tmp="$tmp" '
+		/^<!-- generated: [a-z0-9.-]+ -->$/ {
+			print; view = $3; file = tmp "/" view ".md"
+			while ((r = getline line < file) > 0) print line
+			if (r < 0) { print FILENAME ": no view " view > "/dev/stderr"; exit 2 }
+			close(file); skip = 1; next
+		}
+		skip && /^<!-- end generated -->$/ { skip = 0 }
+		!skip { print }
+		END { if (skip) { print FILENAME ": a block has no end line" > "/dev/stderr"; exit 2 } }
+	' "$1" >"$2"
+}
+
+mode=fill
+case "${1:-}" in
+--render) [ $# -ge 2 ] || die "usage: $0 --render VIEW [DIR]"; render "$2" "${3:-}"; exit ;;
+--check) mode=check ;;
+--import)
+	import "$PERWINE_TOP/out/results/bench" vm-bench-6.1 bench-results.csv bench-table.txt meta.txt
+	import "$PERWINE_TOP/out/6.12/results/bench" vm-bench-6.12 bench-results.csv bench-table.txt meta.txt
+	import "$PERWINE_TOP/out/results/wine-bench" wine-bench bench.tsv meta.txt
+	import "$PERWINE_TOP/out/results/wine-check" wine-check wine-check.tap meta.txt
+	;;
+"") ;;
+*) die "usage: $0 [--import|--check|--render VIEW [DIR]]" ;;
+esac
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Only the views some document uses are rendered (each needs its files).
+used=$(grep -ho '^<!-- generated: [a-z0-9.-]* -->$' "${docs[@]}" | awk '{ print $3 }' | sort -u)
+for v in $used; do
+	render "$v" >"$tmp/$v.md"
+done
+
+n=0 bad=0
+for f in "${docs[@]}"; do
+	grep -q '^<!-- generated: ' "$f" || continue
+	fill "$f" "$tmp/out"
+	rel=${f#"$PERWINE_TOP"/}
+	if [ $mode = fill ]; then
+		cmp -s "$f" "$tmp/out" || { cp "$tmp/out" "$f"; say "updated $rel"; }
+		continue
+	fi
+	for v in $(grep -o '^<!-- generated: [a-z0-9.-]* -->$' "$f" | awk '{ print $3 }'); do
+		n=$((n + 1))
+		# the block as the file has it, against the rendered view
+		if awk -v v="$v" '$0 == "<!-- generated: " v " -->" { b = 1; next }
+			b && /^<!-- end generated -->$/ { exit } b' "$f" | cmp -s - "$tmp/$v.md"; then
+			echo "ok $n - $rel: block $v is what its result files give"
+		else
+			echo "not ok $n - $rel: block $v differs from its result files (scripts/update-docs.sh)"
+			bad=$((bad + 1))
+		fi
+	done
+done
+if [ $mode = check ]; then
+	n=$((n + 1))
+	if series_rst "$PERWINE_TOP/kernel/patches/6.1" | cmp -s - "$PERWINE_TOP/docs/perwine.rst"; then
+		echo "ok $n - docs/perwine.rst is what kernel/patches/6.1 adds"
+	else
+		echo "not ok $n - docs/perwine.rst differs from kernel/patches/6.1's (kernel/format-series.sh writes it)"
+		bad=$((bad + 1))
+	fi
+	echo "1..$n"
+	echo "$((n - bad)) passed, $bad failed"
+	[ $bad -eq 0 ]
+fi
