@@ -88,14 +88,31 @@ built_key() {
 	printf '%s\n' "$1" "${WINE_TARGETS[@]}" | sha256sum | cut -c1-16
 }
 
+# The Wine source repository, checked: needed to unpack the tree (and
+# to unpatch one from before .pristine/ was kept).
+need_source() {
+	[ -n "$WINE_GIT" ] ||
+		die "no Wine source: git init wine && git -C wine fetch --depth 1 $WINE_URL $WINE_COMMIT, then PERWINE_WINE_GIT=\$PWD/wine make wine"
+	git -C "$WINE_GIT" cat-file -e "$WINE_COMMIT^{commit}" 2>/dev/null ||
+		die "no commit $WINE_COMMIT in $WINE_GIT (PERWINE_WINE_GIT): git -C $WINE_GIT fetch --depth 1 $WINE_URL $WINE_COMMIT"
+}
+
 # Put back the files the applied patches touched (listed in
-# .patched-files) as the commit has them, newer than their objects so
-# that make rebuilds them; files the patches created go.
+# .patched-files) as they were before (copies in .pristine/, or the
+# commit's), newer than their objects so that make rebuilds them; files
+# the patches created go.  So a change of wine/patches needs no source.
 unpatch() {
 	local f
 	[ -f "$dir/.patched-files" ] || return 0
+	[ -d "$dir/.pristine" ] || need_source
 	while read -r f; do
-		if git -C "$WINE_GIT" cat-file -e "$WINE_COMMIT:$f" 2>/dev/null; then
+		if [ -d "$dir/.pristine" ]; then
+			if [ -f "$dir/.pristine/$f" ]; then
+				cp "$dir/.pristine/$f" "$src/$f"
+			else
+				rm -f "$src/$f"
+			fi
+		elif git -C "$WINE_GIT" cat-file -e "$WINE_COMMIT:$f" 2>/dev/null; then
 			# the blob alone: git archive, even limited to a path, reads the
 			# whole tree's blobs and complains of the missing ones
 			git -C "$WINE_GIT" show "$WINE_COMMIT:$f" >"$src/$f"
@@ -103,7 +120,7 @@ unpatch() {
 			rm -f "$src/$f"
 		fi
 	done <"$dir/.patched-files"
-	rm -f "$dir/.patched-files" "$dir/.patches"
+	rm -rf "$dir/.patched-files" "$dir/.patches" "$dir/.pristine"
 }
 
 dir=$PERWINE_CACHE/wine/$(key)
@@ -115,8 +132,9 @@ logs=$dir/logs
 case "${1:-}" in
 --key) echo "$(basename "$dir")-$bkey"; exit 0 ;;
 --cached) [ "$(cat "$dir/.built" 2>/dev/null)" = "$bkey" ]; exit ;;
+--tree) [ -f "$dir/.configured" ] && [ -d "$dir/.pristine" ]; exit ;;
 "") ;;
-*) die "usage: $0 [--key|--cached]" ;;
+*) die "usage: $0 [--key|--cached|--tree]" ;;
 esac
 
 if [ "$(cat "$dir/.built" 2>/dev/null)" = "$bkey" ]; then
@@ -125,17 +143,14 @@ if [ "$(cat "$dir/.built" 2>/dev/null)" = "$bkey" ]; then
 	exit 0
 fi
 
-[ -n "$WINE_GIT" ] ||
-	die "no Wine source: git init wine && git -C wine fetch --depth 1 $WINE_URL $WINE_COMMIT, then PERWINE_WINE_GIT=\$PWD/wine make wine"
-git -C "$WINE_GIT" cat-file -e "$WINE_COMMIT^{commit}" 2>/dev/null ||
-	die "no commit $WINE_COMMIT in $WINE_GIT (PERWINE_WINE_GIT): git -C $WINE_GIT fetch --depth 1 $WINE_URL $WINE_COMMIT"
+[ -f "$dir/.source" ] || need_source
 need_packages "${WINE_HOST_PACKAGES[@]}"
 
 mkdir -p "$logs"
 
 if [ ! -f "$dir/.source" ]; then
 	say "Wine: unpacking $WINE_COMMIT into $src"
-	rm -rf "$src" "$dir/.patched-files" "$dir/.patches"
+	rm -rf "$src" "$dir/.patched-files" "$dir/.patches" "$dir/.pristine"
 	mkdir -p "$src"
 	# git archive reads every blob it is given, even excluded ones: archive
 	# a tree without the missing files, made in an index of our own.
@@ -152,9 +167,15 @@ fi
 
 if [ "$(cat "$dir/.patches" 2>/dev/null)" != "$pkey" ]; then
 	unpatch
+	# The files the series touches, and a copy of those that exist
+	# before it (all of them are as the commit has them now).
+	for p in $(series); do sed -n 's|^+++ b/||p' "$WINE_PATCHES/$p"; done | sort -u >"$dir/.patched-files"
+	mkdir -p "$dir/.pristine"
+	while read -r f; do
+		[ ! -f "$src/$f" ] || { mkdir -p "$dir/.pristine/$(dirname "$f")" && cp -p "$src/$f" "$dir/.pristine/$f"; }
+	done <"$dir/.patched-files"
 	for p in $(series); do
 		say "Wine: applying $p"
-		sed -n 's|^+++ b/||p' "$WINE_PATCHES/$p" >>"$dir/.patched-files"
 		patch -d "$src" -p1 --quiet --no-backup-if-mismatch <"$WINE_PATCHES/$p" ||
 			die "wine/patches/$p does not apply to Wine $WINE_COMMIT"
 	done

@@ -20,11 +20,17 @@
 #   - a check that failed in every round of mode A and in no round of B;
 #   - how the test ended (the count of checks executed, or the exit
 #     status when it stopped before its summary): no ending in common.
+#   - a check that failed the same number of times in every round of A,
+#     and another such number in every round of B (a loop's check failing
+#     3 times against 30).
 # Checks that fail in some rounds only are flaky: counted, listed in
-# RESULTS/MODULE-TEST.flaky, not compared.
+# RESULTS/MODULE-TEST.flaky, not compared.  The modes must be off (stock
+# SUD, the reference) and at least two others, and a test that does not
+# exist ("Fatal: test 'X' does not exist.") has no verdict.
 # Prints one line, "same: DETAILS" or "differ: DETAILS", and writes what
 # differs to RESULTS/MODULE-TEST.differences.  Exit 0 same, 1 differ,
-# 2 when logs are missing.
+# 2 when logs are missing, the modes are not enough or the test did not
+# run.
 set -euo pipefail
 
 # split_test [MODULE:]TEST: sets t (the test's name, as its summary line
@@ -68,6 +74,8 @@ results=$1
 split_test "$2"
 shift 2
 modes=("$@")
+[[ " ${modes[*]} " == *" off "* ]] && [ ${#modes[@]} -ge 3 ] ||
+	{ echo "$0: the modes must be off and at least two others, not: ${modes[*]}" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -79,9 +87,15 @@ for m in "${modes[@]}"; do
 	: >"$work/$m.endings"
 	for f in "${logs[@]}"; do
 		f=${f%.txt}
+		if grep -q "^Fatal: test '$t' does not exist" "$f.txt"; then
+			echo "$0: $t did not run: $f.txt says it does not exist" >&2
+			exit 2
+		fi
 		ending "$f" >>"$work/$m.endings"
+		# each failed check and how many times it failed in this round
 		grep -oE '^[A-Za-z0-9_]+\.c:[0-9]+: Test (failed|succeeded inside todo)' "$f.txt" |
-			sed 's/: Test.*//' | sort -u >"$f.checks" || true
+			sed 's/: Test.*//' | sort | uniq -c | awk '{ print $2, $1 }' >"$f.counts" || true
+		cut -d' ' -f1 "$f.counts" >"$f.checks"
 	done
 	sort -u -o "$work/$m.endings" "$work/$m.endings"
 	# Rounds each check failed in: stable, failed in every round; seen,
@@ -89,6 +103,11 @@ for m in "${modes[@]}"; do
 	cat "$results/$m/$stem".r*.checks | sort | uniq -c >"$work/$m.counts"
 	awk -v n=${#logs[@]} '$1 == n { print $2 }' "$work/$m.counts" >"$work/$m.stable"
 	awk '{ print $2 }' "$work/$m.counts" >"$work/$m.seen"
+	# Fixed: failed the same number of times in every round, as "CHECK N".
+	cat "$results/$m/$stem".r*.counts | awk -v n=${#logs[@]} '
+		{ rounds[$1]++; if (!($1 in lo) || $2 < lo[$1]) lo[$1] = $2; if ($2 > hi[$1]) hi[$1] = $2 }
+		END { for (c in rounds) if (rounds[c] == n && lo[c] == hi[c]) print c, lo[c] }' |
+		sort >"$work/$m.fixed"
 	echo ${#logs[@]} >"$work/$m.rounds"
 done
 
@@ -98,6 +117,10 @@ for a in "${modes[@]}"; do
 	for b in "${modes[@]}"; do
 		[ "$a" != "$b" ] || continue
 		comm -23 "$work/$a.stable" "$work/$b.seen" | sed "s/^/failed in every $a round, in no $b round: /" >>"$diffs"
+		if [[ "$a" < "$b" ]]; then
+			join "$work/$a.fixed" "$work/$b.fixed" | awk -v a="$a" -v b="$b" \
+				'$2 != $3 { print "failed " $2 " times in every " a " round, " $3 " times in every " b " round: " $1 }' >>"$diffs"
+		fi
 		if [ -z "$(comm -12 "$work/$a.endings" "$work/$b.endings")" ] && [[ "$a" < "$b" ]]; then
 			echo "ended differently: $a: $(paste -sd/ "$work/$a.endings"); $b: $(paste -sd/ "$work/$b.endings")" >>"$diffs"
 		fi

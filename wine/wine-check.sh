@@ -23,7 +23,8 @@
 #   WINE_ELFDLL     the ELF builtin for case (d) (wine/tests/elfdll, built with
 #                   winegcc); default: $WINE_TESTS/elfdll.dll.so if present
 #   RESULTS         where the logs go, a folder per mode; default ./wine-check-results
-#   WINE_CHECK_MODES      default "off dropin vma"
+#   WINE_CHECK_MODES      default "off dropin vma"; the conformance tests
+#                         are compared only with off and two others
 #   WINE_CHECK_TESTS      conformance tests, [MODULE:]TEST (MODULE: ntdll),
 #                         default "exception virtual thread info
 #                         kernel32:thread kernel32:virtual"
@@ -36,7 +37,12 @@
 #   WINE_DIRECT_SYSCALLS  FIRST-LAST, the lines of test_direct_syscalls() in
 #                         exception.c (a raw syscall from VirtualAlloc'd
 #                         code): no check there may fail, in any mode
-#   PERWINE_REQUIRE=1     a skipped point fails (as in the guest's make check)
+#   PERWINE_REQUIRE=1     a skipped point fails (as in the guest's make check),
+#                         and so does a CPU that gives int $0x2d the wrong
+#                         error code (wine/tests/int2d), or no int2d
+#   WINE_FIXED_QEMU=0     the guest runs a QEMU without the int $0x2d fix on
+#                         purpose (make wine-bench, PERWINE_WINE_FIXED_QEMU=0):
+#                         then the int2d point is left out
 # --bench  also run syscallbench.exe in each mode and print its rows
 # --link   symlink the builtins into system32 instead of copying them
 #
@@ -156,15 +162,35 @@ fi
 say "wine-check: $wine ($(basename "${pe_files[0]}") and $((${#pe_files[@]} - 1)) more builtins in system32)"
 say "tests: ${test_exe[*]} $tests/rawsyscall.exe; ELF builtin: ${elfdll:-none}; results: $results"
 
+# sample_perwine LOG: until killed, five times a second, a line in
+# LOG.perwine: how many threads of the guest have "PerWine: on" in their
+# /proc status, and the largest VmNoSys: (kB).  Whether perwine was in
+# play while Wine ran is read from there, not from Wine's results, which
+# a fallback to SUD would leave the same.
+sample_perwine() {
+	while :; do
+		cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null |
+			awk '$1 == "PerWine:" && $2 == "on" { on++ }
+				$1 == "VmNoSys:" && $2 + 0 > nosys { nosys = $2 + 0 }
+				END { print on + 0, nosys + 0 }'
+		sleep 0.2
+	done >"$1.perwine"
+}
+
 # run_wine MODE LOG PROGRAM ARGS...: one Wine process, in the program's
-# folder; stdout in LOG.out, stderr in LOG.err, exit status in LOG.status.
-# With $wrap set, Wine runs under that program (wrap=... run_wine ...).
+# folder; stdout in LOG.out, stderr in LOG.err, exit status in LOG.status,
+# perwine's state sampled during the run in LOG.perwine.  With $wrap set,
+# Wine runs under that program (wrap=... run_wine ...).
 run_wine() {
-	local mode=$1 log=$2 prog=$3 rc=0
+	local mode=$1 log=$2 prog=$3 rc=0 sampler
 	shift 3
+	sample_perwine "$log" &
+	sampler=$!
 	(cd "$(dirname "$prog")" &&
 		WINEPERWINE=$mode exec timeout -k 10 "$run_timeout" ${wrap:+"$wrap"} "$wine" "$(basename "$prog")" "$@") \
 		</dev/null >"$log.out" 2>"$log.err" || rc=$?
+	kill "$sampler" 2>/dev/null || true
+	wait "$sampler" 2>/dev/null || true
 	echo "$rc" >"$log.status"
 	# Wine writes CRLF through msvcrt's text mode.
 	tr -d '\r' <"$log.out" >"$log.txt"
@@ -229,15 +255,45 @@ point() {	# point OK|FAIL|SKIP DESCRIPTION [LOG]
 # under TCG, and exception then stops before test_direct_syscalls).
 # Only a CPU that gets it right lets exception reach test_direct_syscalls,
 # and only then is that test required below; otherwise this says why not.
-int2d_ok=0
-if [ -x "$tests/int2d" ]; then
-	if int2d=$("$tests/int2d" 2>&1); then
-		int2d_ok=1
-		point OK "the CPU gives the #GP of int \$0x2d Windows' error code ($int2d)"
-	else
-		emit "# $int2d: exception cannot reach test_direct_syscalls on this CPU (PERWINE_WINE_FIXED_QEMU=0?)"
-	fi
+# Under PERWINE_REQUIRE a CPU that gets it wrong, or no int2d, fails,
+# unless the host said it boots a QEMU without the fix on purpose
+# (WINE_FIXED_QEMU=0).
+int2d_ok=0 int2d="no $tests/int2d"
+if [ -x "$tests/int2d" ] && int2d=$("$tests/int2d" 2>&1); then
+	int2d_ok=1
+	point OK "the CPU gives the #GP of int \$0x2d Windows' error code ($int2d)"
+elif [ -n "${PERWINE_REQUIRE:-}" ] && [ "${WINE_FIXED_QEMU:-}" != 0 ]; then
+	point FAIL "int \$0x2d: $int2d: exception cannot reach test_direct_syscalls (a QEMU without the fix? then WINE_FIXED_QEMU=0)"
+else
+	emit "# $int2d: exception cannot reach test_direct_syscalls on this CPU (WINE_FIXED_QEMU=${WINE_FIXED_QEMU:-unset})"
 fi
+
+# perwine in play: in each mode's runs (those where the personality is
+# refused aside), some sample saw PER_WINE threads in drop-in and VMA
+# mode, and PROT_NOSYSCALL memory in VMA mode, and none saw a PER_WINE
+# thread in mode off (stock SUD).  A Wine that fell back to SUD, or one
+# without wine/patches, gives the same test results: this tells them
+# apart.
+for mode in "${modes[@]}"; do
+	files=()
+	for f in "$results/$mode"/*.perwine; do
+		[ "${f%-nopersonality.perwine}" = "$f" ] && files+=("$f")
+	done
+	read -r samples on nosys < <(cat "${files[@]}" /dev/null |
+		awk '{ n++ } $1 > 0 { on++ } $2 > 0 { nosys++ } END { print n + 0, on + 0, nosys + 0 }')
+	seen="$on of $samples samples with PER_WINE threads, $nosys with PROT_NOSYSCALL memory, in ${#files[@]} runs"
+	in_play=0
+	case $mode in
+	off) [ "$samples" -eq 0 ] || [ "$on" -ne 0 ] || in_play=1 ;;
+	vma) [ "$on" -eq 0 ] || [ "$nosys" -eq 0 ] || in_play=1 ;;
+	*) [ "$on" -eq 0 ] || in_play=1 ;;
+	esac
+	if [ "$in_play" -eq 1 ]; then
+		point OK "mode $mode: perwine in play as the mode says ($seen)"
+	else
+		point FAIL "mode $mode: perwine not in play as the mode says ($seen)" "$results/$mode"
+	fi
+done
 
 # Conformance tests: the same results in every mode, judged by wine/ntdll-compare.sh
 # over $rounds rounds per mode: a mode differs by a check that fails in
@@ -287,11 +343,13 @@ if [ "$int2d_ok" -eq 1 ] && [[ " ${conf_tests[*]} " == *" ntdll:exception "* ]];
 	done
 fi
 
-# rawsyscall_passed LOG: whether the rawsyscall run of LOG.txt and
+# rawsyscall_passed LOG ELF: whether the rawsyscall run of LOG.txt and
 # LOG.status passed every point it must; sets counted (its points, for
-# the point's text), and what to what went wrong.
+# the point's text), and what to what went wrong.  The one skip allowed
+# is that of the ELF-builtin cases in a run given no ELF library (ELF 0:
+# the nopersonality runs, or no WINE_ELFDLL); any other skip fails.
 rawsyscall_passed() {
-	local tap=$1.txt rc plan points skips bad why
+	local tap=$1.txt rc plan points skips bad why unexpected
 	rc=$(cat "$1.status")
 	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tap" | head -n 1)
 	points=$(grep -cE '^(not )?ok [0-9]+ ' "$tap" || true)
@@ -299,8 +357,13 @@ rawsyscall_passed() {
 	counted="$points points"
 	[ "$skips" -eq 0 ] || counted="$points points, $skips of them skipped"
 	bad=$(grep -E '^not ok [0-9]+ ' "$tap" | grep -vc '# TODO' || true)
-	[ "$rc" -eq 0 ] && [ -n "$plan" ] && [ "$points" -eq "$plan" ] && [ "$bad" -eq 0 ] && return 0
+	unexpected=$(grep -E '^ok [0-9]+ .*# SKIP' "$tap" |
+		if [ "$2" = 0 ]; then grep -vE '^ok [0-9]+ - elf [^#]*# SKIP no ELF library given'; else cat; fi |
+		head -n 1 || true)
+	[ "$rc" -eq 0 ] && [ -n "$plan" ] && [ "$points" -eq "$plan" ] && [ "$bad" -eq 0 ] &&
+		[ -z "$unexpected" ] && return 0
 	why=$(grep -m1 -E '^(Bail out!|not ok [0-9]+ [^#]*$)' "$tap" || true)
+	[ -z "$unexpected" ] || why="a skip not allowed here: $unexpected"
 	what="exit $rc, $points of ${plan:-?} points, $bad failed${why:+: $why}"
 	return 1
 }
@@ -308,7 +371,7 @@ rawsyscall_passed() {
 # rawsyscall: every required point in every mode, and case (d) as the mode says.
 for mode in "${modes[@]}"; do
 	tap=$results/$mode/rawsyscall.txt
-	if rawsyscall_passed "${tap%.txt}"; then
+	if rawsyscall_passed "${tap%.txt}" "$([ -n "$elfdll" ] && echo 1 || echo 0)"; then
 		point OK "rawsyscall, mode $mode: every required case passes ($counted)"
 	else
 		point FAIL "rawsyscall, mode $mode: $what" "$tap"
@@ -361,7 +424,7 @@ if [ -x "$tests/nopersonality" ]; then
 	for mode in "${modes[@]}"; do
 		[ "$mode" != off ] || continue
 		log=$results/$mode/rawsyscall-nopersonality
-		if ! rawsyscall_passed "$log"; then
+		if ! rawsyscall_passed "$log" 0; then
 			point FAIL "mode $mode, PER_WINE refused by seccomp: $what" "$log.txt"
 		elif ! nopersonality_reason "$log"; then
 			point FAIL "mode $mode, PER_WINE refused by seccomp: every raw syscall caught, but Wine's log does not say it fell back because of the personality" "$log.err"

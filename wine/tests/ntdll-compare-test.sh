@@ -79,6 +79,40 @@ d=$work/missing
 for m in off dropin; do log "$d" "$m" 1 n 100; done
 expect "a mode without logs: an error, not a verdict" 2 "" "$d"
 
+# times LINE N: LINE N times, as a check in a loop fails
+times() { local i; for i in $(seq "$2"); do echo "$1"; done; }
+
+d=$work/count
+for m in off dropin; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 $(times 1513 3); done; done
+for r in 1 2; do log "$d" vma "$r" n 100 20 $(times 1513 30); done
+expect "a check failing 3 times in every round of two modes, 30 in the third: differ" 1 differ: "$d"
+
+d=$work/count-flaky
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 $(times 1513 3); done; done
+log "$d" off 2 n 100 20 $(times 1513 5)
+expect "a check failing a varying number of times within a mode: same" 0 same: "$d"
+
+d=$work/no-such-test
+for m in off dropin vma; do
+	for r in 1 2; do
+		mkdir -p "$d/$m"
+		echo "Fatal: test 'virtual' does not exist." >"$d/$m/$stem.r$r.txt"
+		echo 1 >"$d/$m/$stem.r$r.status"
+	done
+done
+expect "a test that does not exist, the same in every mode: an error, not a verdict" 2 "" "$d"
+
+d=$work/same
+n=$((n + 1))
+rc=0
+out=$("$compare" "$d" "$spec" off dropin 2>&1) || rc=$?
+if [ "$rc" -eq 2 ]; then
+	echo "ok $n - two modes only: an error, not a verdict"
+else
+	echo "not ok $n - two modes only: an error, not a verdict (exit $rc: $out)"
+	failed=$((failed + 1))
+fi
+
 # Another module's test: its own logs, judged alike.
 stem=kernel32-virtual spec=kernel32:virtual
 d=$work/kernel32
