@@ -167,13 +167,18 @@ fi
 
 if [ "$(cat "$dir/.patches" 2>/dev/null)" != "$pkey" ]; then
 	unpatch
-	# The files the series touches, and a copy of those that exist
-	# before it (all of them are as the commit has them now).
-	for p in $(series); do sed -n 's|^+++ b/||p' "$WINE_PATCHES/$p"; done | sort -u >"$dir/.patched-files"
-	mkdir -p "$dir/.pristine"
+	# The files the series touches (made, changed or deleted), and a copy
+	# of those that exist before it: all of them are as the commit has
+	# them now.  The list and the copies appear together, complete.
+	for p in $(series); do sed -n -e 's|^+++ b/||p' -e 's|^--- a/||p' "$WINE_PATCHES/$p"; done |
+		sort -u >"$dir/.patched-files.tmp"
+	rm -rf "$dir/.pristine.tmp"
+	mkdir -p "$dir/.pristine.tmp"
 	while read -r f; do
-		[ ! -f "$src/$f" ] || { mkdir -p "$dir/.pristine/$(dirname "$f")" && cp -p "$src/$f" "$dir/.pristine/$f"; }
-	done <"$dir/.patched-files"
+		[ ! -f "$src/$f" ] || { mkdir -p "$dir/.pristine.tmp/$(dirname "$f")" && cp -p "$src/$f" "$dir/.pristine.tmp/$f"; }
+	done <"$dir/.patched-files.tmp"
+	mv "$dir/.pristine.tmp" "$dir/.pristine"
+	mv "$dir/.patched-files.tmp" "$dir/.patched-files"
 	for p in $(series); do
 		say "Wine: applying $p"
 		patch -d "$src" -p1 --quiet --no-backup-if-mismatch <"$WINE_PATCHES/$p" ||

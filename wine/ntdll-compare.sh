@@ -20,9 +20,9 @@
 #   - a check that failed in every round of mode A and in no round of B;
 #   - how the test ended (the count of checks executed, or the exit
 #     status when it stopped before its summary): no ending in common.
-#   - a check that failed the same number of times in every round of A,
-#     and another such number in every round of B (a loop's check failing
-#     3 times against 30).
+#   - a check that failed in every round of A and of B, in every round of
+#     A more than twice as often as in any round of B (a loop's check
+#     failing 30 times against 3; virtual.c:1513's 9 to 12 are noise).
 # Checks that fail in some rounds only are flaky: counted, listed in
 # RESULTS/MODULE-TEST.flaky, not compared.  The modes must be off (stock
 # SUD, the reference) and at least two others, and a test that does not
@@ -32,6 +32,7 @@
 # 2 when logs are missing, the modes are not enough or the test did not
 # run.
 set -euo pipefail
+export LC_ALL=C
 
 # split_test [MODULE:]TEST: sets t (the test's name, as its summary line
 # gives it) and stem (MODULE-TEST, the logs' name).
@@ -103,11 +104,11 @@ for m in "${modes[@]}"; do
 	cat "$results/$m/$stem".r*.checks | sort | uniq -c >"$work/$m.counts"
 	awk -v n=${#logs[@]} '$1 == n { print $2 }' "$work/$m.counts" >"$work/$m.stable"
 	awk '{ print $2 }' "$work/$m.counts" >"$work/$m.seen"
-	# Fixed: failed the same number of times in every round, as "CHECK N".
+	# The stable checks' fewest and most failures in a round, "CHECK LO HI".
 	cat "$results/$m/$stem".r*.counts | awk -v n=${#logs[@]} '
 		{ rounds[$1]++; if (!($1 in lo) || $2 < lo[$1]) lo[$1] = $2; if ($2 > hi[$1]) hi[$1] = $2 }
-		END { for (c in rounds) if (rounds[c] == n && lo[c] == hi[c]) print c, lo[c] }' |
-		sort >"$work/$m.fixed"
+		END { for (c in rounds) if (rounds[c] == n) print c, lo[c], hi[c] }' |
+		sort -k1,1 >"$work/$m.range"
 	echo ${#logs[@]} >"$work/$m.rounds"
 done
 
@@ -117,10 +118,8 @@ for a in "${modes[@]}"; do
 	for b in "${modes[@]}"; do
 		[ "$a" != "$b" ] || continue
 		comm -23 "$work/$a.stable" "$work/$b.seen" | sed "s/^/failed in every $a round, in no $b round: /" >>"$diffs"
-		if [[ "$a" < "$b" ]]; then
-			join "$work/$a.fixed" "$work/$b.fixed" | awk -v a="$a" -v b="$b" \
-				'$2 != $3 { print "failed " $2 " times in every " a " round, " $3 " times in every " b " round: " $1 }' >>"$diffs"
-		fi
+		join "$work/$a.range" "$work/$b.range" | awk -v a="$a" -v b="$b" '$2 > 2 * $5 {
+			print "failed " $2 "-" $3 " times in every " a " round, " $4 "-" $5 " in every " b " round: " $1 }' >>"$diffs"
 		if [ -z "$(comm -12 "$work/$a.endings" "$work/$b.endings")" ] && [[ "$a" < "$b" ]]; then
 			echo "ended differently: $a: $(paste -sd/ "$work/$a.endings"); $b: $(paste -sd/ "$work/$b.endings")" >>"$diffs"
 		fi
