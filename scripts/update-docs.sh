@@ -26,14 +26,14 @@
 #
 # Views: bench-6.1, bench-6.12 (make vm-bench's table), bench-compare
 # (6.1 beside 6.12), bench-headline (the README's three mechanisms),
-# wine-bench, wine-check, test-counts.
+# wine-bench, wine-check, test-counts, ci-timings (.ci/run's stages).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 export LC_ALL=C
 
 results=$PERWINE_TOP/docs/results
 docs=("$PERWINE_TOP/README.md" "$PERWINE_TOP"/docs/*.md "$PERWINE_TOP/wine/README.md")
-views=(bench-6.1 bench-6.12 bench-compare bench-headline wine-bench wine-check test-counts)
+views=(bench-6.1 bench-6.12 bench-compare bench-headline wine-bench wine-check test-counts ci-timings)
 
 need() { [ -f "$1" ] || die "no result file $1 (make the run, then scripts/update-docs.sh --import)"; }
 
@@ -189,6 +189,17 @@ render_test_counts() {
 		}' "$f.6.1" "$f.6.12"
 }
 
+# .ci/run's out/ci-timings.txt: a header line, then "STAGE SECONDS".
+render_ci_timings() {
+	local f=$1/ci-timings.txt
+	need "$f"
+	echo "$(sed -n '1{s/^# //;s/;.*//;s/: stage, seconds$//;p;}' "$f"), minutes per stage (the caches as that run found them):"
+	echo
+	echo "| stage | minutes |"
+	echo "|---|--:|"
+	awk '!/^#/ { printf "| %s | %.1f |\n", $1 == "total" ? "**total**" : "`" $1 "`", $2 / 60 }' "$f"
+}
+
 render() {
 	local view=$1 dir=${2:-}
 	case $view in
@@ -197,6 +208,7 @@ render() {
 	bench-headline) render_headline "$results/vm-bench-6.1" ;;
 	wine-bench | wine-check) "render_${view/-/_}" "${dir:-$results/$view}" ;;
 	test-counts) render_test_counts ;;
+	ci-timings) render_ci_timings "${dir:-$results/ci}" ;;
 	*) die "no view '$view' (views: ${views[*]})" ;;
 	esac
 }
@@ -235,6 +247,7 @@ case "${1:-}" in
 	import "$PERWINE_TOP/out/6.12/results/bench" vm-bench-6.12 bench-results.csv bench-table.txt meta.txt
 	import "$PERWINE_TOP/out/results/wine-bench" wine-bench bench.tsv meta.txt
 	import "$PERWINE_TOP/out/results/wine-check" wine-check wine-check.tap meta.txt
+	import "$PERWINE_TOP/out" ci ci-timings.txt
 	;;
 "") ;;
 *) die "usage: $0 [--import|--check|--render VIEW [DIR]]" ;;
