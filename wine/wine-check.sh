@@ -285,11 +285,14 @@ fi
 # apart.
 for mode in "${modes[@]}"; do
 	files=()
+	shopt -s nullglob
 	for f in "$results/$mode"/*.perwine; do
 		[ "${f%-nopersonality.perwine}" = "$f" ] && files+=("$f")
 	done
-	read -r samples on nosys < <(cat "${files[@]}" /dev/null |
-		awk '{ n++ } $1 > 0 { on++ } $2 > 0 { nosys++ } END { print n + 0, on + 0, nosys + 0 }')
+	shopt -u nullglob
+	# (a here-string: the guest has no /dev/fd for "< <(...)")
+	read -r samples on nosys <<<"$(cat "${files[@]}" /dev/null |
+		awk '{ n++ } $1 > 0 { on++ } $2 > 0 { nosys++ } END { print n + 0, on + 0, nosys + 0 }')"
 	seen="$on of $samples samples with PER_WINE threads, $nosys with PROT_NOSYSCALL memory, in ${#files[@]} runs"
 	in_play=0
 	case $mode in
