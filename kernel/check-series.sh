@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
 patches_dir=$PERWINE_PATCHES
-mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$patches_dir/series")
+mapfile -t patches < <(series_patches "$patches_dir/series")
 tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 
 bad=0

@@ -41,7 +41,7 @@ if [ ! -d "$pristine" ]; then
 	mv "$base/pristine.tmp" "$base/pristine"
 fi
 
-mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series")
+mapfile -t patches < <(series_patches "$series")
 want=$(cd "$series_dir" && cat series "${patches[@]}" | sha256sum | cut -c1-16)
 have=$(cat "$base/.applied-hash" 2>/dev/null || true)
 [ "$want" = "$have" ] && { echo "$tree"; exit 0; }

@@ -19,7 +19,7 @@ repo=$1
 tree=$("$PERWINE_TOP/kernel/prepare-source.sh")
 pristine=${tree%/*}/pristine/${tree##*/}
 version=$(dpkg-query -W -f='${Version}' "linux-source-$PERWINE_KERNEL")
-mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PERWINE_PATCHES/series")
+mapfile -t patches < <(series_patches "$PERWINE_PATCHES/series")
 
 mkdir -p "$repo"
 git -C "$repo" init -q

@@ -126,6 +126,12 @@ run_meta() {
 	cat "$meta"
 }
 
+# series_patches SERIES: the patches a quilt series file lists, in order,
+# one per line (comments and blank lines dropped).
+series_patches() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$1"
+}
+
 # series_rst DIR: Documentation/userspace-api/perwine.rst as the series
 # in DIR adds it (docs/perwine.rst is 6.1's, written by
 # kernel/format-series.sh and checked by scripts/update-docs.sh --check).
