@@ -25,15 +25,18 @@
 #                                     wine-bench and wine-check do)
 #
 # Views: bench-6.1, bench-6.12 (make vm-bench's table), bench-compare
-# (6.1 beside 6.12), bench-headline (the README's three mechanisms),
-# wine-bench, wine-check, test-counts, ci-timings (.ci/run's stages).
+# (6.1 beside 6.12), bench-v2-6.1 and bench-v2-6.12 (the run of series
+# v2, kept in docs/results/vm-bench-*-v2, beside this series'),
+# bench-headline (the README's mechanisms), wine-bench, wine-check,
+# test-counts, ci-timings (.ci/run's stages).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 export LC_ALL=C
 
 results=$PERWINE_TOP/docs/results
 docs=("$PERWINE_TOP/README.md" "$PERWINE_TOP"/docs/*.md "$PERWINE_TOP/wine/README.md")
-views=(bench-6.1 bench-6.12 bench-compare bench-headline wine-bench wine-check test-counts ci-timings)
+views=(bench-6.1 bench-6.12 bench-compare bench-v2-6.1 bench-v2-6.12 bench-headline wine-bench wine-check
+	test-counts ci-timings)
 
 need() { [ -f "$1" ] || die "no result file $1 (make the run, then scripts/update-docs.sh --import)"; }
 
@@ -80,15 +83,16 @@ render_bench() {
 # costs DIR: "name<TAB>cost" for every row of that run.
 costs() { bench_rows "$1" | awk -F'\t' '{ print $1 "\t" $2 }'; }
 
+# render_compare DIR_A DIR_B [LABEL_A LABEL_B]: two runs side by side.
 render_compare() {
-	local a=$1 b=$2
-	echo "6.1: $(meta "$a/meta.txt")"
+	local a=$1 b=$2 la=${3:-6.1} lb=${4:-6.12}
+	echo "$la: $(meta "$a/meta.txt")"
 	echo
-	echo "6.12: $(meta "$b/meta.txt")"
+	echo "$lb: $(meta "$b/meta.txt")"
 	echo
 	echo "Instructions per call; in brackets, over \`native sysinfo\` of the same run."
 	echo
-	echo "| row | 6.1 | 6.12 |"
+	echo "| row | $la | $lb |"
 	echo "|---|--:|--:|"
 	awk -F'\t' '
 		FILENAME == ARGV[1] { a[$1] = $2; next }
@@ -106,6 +110,7 @@ render_compare() {
 	native getppid
 	native sysinfo
 	perwine native sysinfo
+	PER_WINE without configuration sysinfo
 	perwine + VMA present sysinfo
 	perwine + VMA + 10000 VMAs sysinfo
 	SUD allowed sysinfo
@@ -120,20 +125,25 @@ render_compare() {
 
 # The README's table: what each mechanism adds to an untrapped syscall
 # and what a trapped one costs, on 6.1.
+# and, from the run of series v2 (DIR_V2), SUD as upstream has it.
 render_headline() {
-	local dir=$1
-	costs "$dir" | awk -F'\t' -v when="$(sed -n 's/^date: //p' "$dir/meta.txt")" '
-		{ c[$1] = $2 }
-		function extra(r) { return r in c ? sprintf("+%.0f", c[r] - c["native sysinfo"]) : "-" }
-		function trap(r) { return r in c ? sprintf("%.0f", c[r]) : "-" }
+	local dir=$1 v2=$2
+	need "$v2/meta.txt"
+	awk -F'\t' -v when="$(sed -n 's/^date: //p' "$dir/meta.txt")" \
+		-v when2="$(sed -n 's/^date: //p' "$v2/meta.txt")" '
+		FILENAME == ARGV[1] { c[$1] = $2; next }
+		{ o[$1] = $2 }
+		function extra(a, r) { return r in a ? sprintf("+%.0f", a[r] - a["native sysinfo"]) : "-" }
+		function trap(a, r) { return r in a ? sprintf("%.0f", a[r]) : "-" }
 		END {
-			print "| guest instructions (6.1, icount, " when ") | perwine | SUD (Wine 11.5+) | a seccomp filter |"
-			print "|---|--:|--:|--:|"
-			printf "| added to each untrapped `sysinfo` | %s | %s | %s |\n", extra("perwine native sysinfo"),
-				extra("SUD allowed sysinfo"), extra("seccomp allow-all sysinfo")
-			printf "| one trapped syscall, round trip | %s | %s | %s |\n", trap("trap: perwine selector"),
-				trap("trap: SUD"), trap("trap: seccomp RET_TRAP")
-		}'
+			print "| guest instructions (6.1, icount, " when ") | perwine | SUD, this series | SUD before (series v2, " when2 ") | a seccomp filter |"
+			print "|---|--:|--:|--:|--:|"
+			printf "| added to each untrapped `sysinfo` | %s | %s | %s | %s |\n", extra(c, "perwine native sysinfo"),
+				extra(c, "SUD allowed sysinfo"), extra(o, "SUD allowed sysinfo"),
+				extra(c, "seccomp allow-all sysinfo")
+			printf "| one trapped syscall, round trip | %s | %s | %s | %s |\n", trap(c, "trap: perwine selector"),
+				trap(c, "trap: SUD"), trap(o, "trap: SUD"), trap(c, "trap: seccomp RET_TRAP")
+		}' <(costs "$dir") <(costs "$v2")
 }
 
 render_wine_bench() {
@@ -205,7 +215,10 @@ render() {
 	case $view in
 	bench-6.1 | bench-6.12) render_bench "${dir:-$results/vm-$view}" ;;
 	bench-compare) render_compare "$results/vm-bench-6.1" "$results/vm-bench-6.12" ;;
-	bench-headline) render_headline "$results/vm-bench-6.1" ;;
+	bench-v2-6.1 | bench-v2-6.12)
+		render_compare "$results/vm-bench-${view#bench-v2-}-v2" "$results/vm-bench-${view#bench-v2-}" \
+			"series v2" "this series" ;;
+	bench-headline) render_headline "$results/vm-bench-6.1" "$results/vm-bench-6.1-v2" ;;
 	wine-bench | wine-check) "render_${view/-/_}" "${dir:-$results/$view}" ;;
 	test-counts) render_test_counts ;;
 	ci-timings) render_ci_timings "${dir:-$results/ci}" ;;

@@ -190,7 +190,7 @@ int main(void)
 
 	tap_require_perwine_v2();
 	if (sysctl_read() < 0)
-		tap_skip_all("no " SYSCTL " (a kernel without patch 0017)");
+		tap_skip_all("no " SYSCTL " (a kernel without the sysctl patch)");
 	if (geteuid() != 0)
 		tap_skip_all("the sysctl checks need root");
 	atexit(sysctl_restore);

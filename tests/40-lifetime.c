@@ -3,11 +3,32 @@
  * Lifetime: a thread (CLONE_VM) keeps the personality with its config
  * cleared, a fork child keeps both, vfork clears, execve clears the
  * config and keeps the personality; two threads trap independently.
+ * Dispatch applies (PerWine: on) only while the config is on: a PER_WINE
+ * thread without one takes the plain syscall path.
  */
 #include <pthread.h>
 #include "tap.h"
 
-/* 0: config clear and PERWINE_PER_WINE kept; 1: config kept and PERWINE_PER_WINE kept. */
+/* "on" or "off" from this thread's PerWine: line: whether dispatch applies. */
+static int status_on(void)
+{
+	char line[256];
+	int on = -1;
+	FILE *f = fopen("/proc/thread-self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "PerWine:\t", 9) == 0)
+			on = strncmp(line + 9, "on ", 3) == 0;
+	fclose(f);
+	return on;
+}
+
+/*
+ * 0: config clear, dispatch off, PERWINE_PER_WINE kept; 1: config kept,
+ * dispatch on, PERWINE_PER_WINE kept.
+ */
 static int state(void)
 {
 	struct perwine_config cfg;
@@ -18,9 +39,9 @@ static int state(void)
 	if (get_config(&cfg))
 		return 12;
 	if (cfg.flags == 0 && cfg.selector == 0)
-		return 0;
+		return status_on() == 0 ? 0 : 13;
 	if (cfg.flags == PERWINE_CONFIG_ON && cfg.selector == (uintptr_t)&test_sel)
-		return 1;
+		return status_on() == 1 ? 1 : 14;
 	return 11;
 }
 
@@ -81,16 +102,16 @@ int main(int argc, char **argv)
 
 	pthread_create(&t1, NULL, thread_state, NULL);
 	pthread_join(t1, &res1);
-	tap_ok((long)res1 == 0, "thread: config cleared, personality kept (%ld)", (long)res1);
+	tap_ok((long)res1 == 0, "thread: config cleared, dispatch off, personality kept (%ld)", (long)res1);
 
 	st = run_child(fork_child);
-	tap_ok(exited_with(st, 1), "fork child: config and personality kept (status %#x)", st);
+	tap_ok(exited_with(st, 1), "fork child: config, dispatch and personality kept (status %#x)", st);
 
 	pid = vfork();
 	if (pid == 0)
 		_exit(state());
 	waitpid(pid, &st, 0);
-	tap_ok(exited_with(st, 0), "vfork child: config cleared, personality kept (status %#x)", st);
+	tap_ok(exited_with(st, 0), "vfork child: config cleared, dispatch off, personality kept (status %#x)", st);
 
 	pid = fork();
 	if (pid == 0) {
@@ -98,7 +119,7 @@ int main(int argc, char **argv)
 		_exit(12);
 	}
 	waitpid(pid, &st, 0);
-	tap_ok(exited_with(st, 0), "execve: config cleared, personality kept (status %#x)", st);
+	tap_ok(exited_with(st, 0), "execve: config cleared, dispatch off (PerWine: off), personality kept (status %#x)", st);
 
 	install_sigsys(count_sigsys);
 	pthread_create(&t1, NULL, trapping_thread, (void *)1L);

@@ -101,6 +101,7 @@ enum {
 	S_CHURN = 1 << 8,	/* another thread maps and unmaps unrelated memory */
 	S_THREAD_CLOCK = 1 << 9,	/* timed with the thread's own CPU clock */
 	S_WALL_ONLY = 1 << 10,	/* threads at once: one icount vCPU runs them in turn */
+	S_PERWINE_BARE = 1 << 11,	/* PERWINE_PER_WINE with no configuration (after execve) */
 };
 
 /* A row's child cannot measure what it claims: say why and stop it. */
@@ -140,6 +141,7 @@ static const struct row rows[] = {
 	{ "native sysinfo", 0, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
 	{ "perwine native getppid", S_PERWINE, OP_GETPPID, 0, 1, 1, NATIVE_GETPPID },
 	{ "perwine native sysinfo", S_PERWINE, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
+	{ "PER_WINE without configuration sysinfo", S_PERWINE_BARE, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
 	{ "perwine + VMA present sysinfo", S_PERWINE | S_VMA, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
 	{ "perwine + VMA + 10 VMAs sysinfo", S_PERWINE | S_VMA, OP_SYSINFO, 10, 1, 1, NATIVE_SYSINFO },
 	{ "perwine + VMA + 1000 VMAs sysinfo", S_PERWINE | S_VMA, OP_SYSINFO, 1000, 1, 1, NATIVE_SYSINFO },
@@ -406,6 +408,16 @@ static void thread_setup(int setup)
 		if (setup & S_VMA)
 			expect_trap(fire_vma, "NOSYSCALL page", SYS_USER_DISPATCH, PERWINE_TRAP_VMA);
 	}
+	if (setup & S_PERWINE_BARE) {
+		struct perwine_config cfg;
+
+		/* What a program run by a PER_WINE process has: the type, no configuration. */
+		if (personality(PERWINE_PER_WINE) == -1 ||
+		    (personality(0xffffffff) & PERWINE_PER_MASK) != PERWINE_PER_WINE)
+			row_fail("personality(PER_WINE) did not take");
+		if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0) || cfg.flags)
+			row_fail("PR_WINE_DISPATCH_GET: not a thread without configuration");
+	}
 	if (setup & S_SUD) {
 		if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_sel))
 			row_fail("prctl(PR_SET_SYSCALL_USER_DISPATCH, ON): %s", strerror(errno));
@@ -639,8 +651,10 @@ static void targets(const double *c, const int *failed)
 {
 	int native = find("native sysinfo"), pw = find("perwine native sysinfo");
 	int vma = find("perwine + VMA present sysinfo"), sud = find("SUD allowed sysinfo");
+	int bare = find("PER_WINE without configuration sysinfo");
 	int tsel = find("trap: perwine selector"), tsud = find("trap: SUD");
 	double pw_extra = c[pw] - c[native], sud_extra = c[sud] - c[native];
+	double bare_extra = c[bare] - c[native];
 	char want[64];
 
 	printf("\ntargets (this run):\n");
@@ -649,9 +663,12 @@ static void targets(const double *c, const int *failed)
 		       "  (make vm-bench under TCG; PERWINE_BENCH_CLOCK=wall chose this table)\n");
 		return;
 	}
-	snprintf(want, sizeof(want), "(<= half of SUD allowed's %+.1f)", sud_extra);
-	target("perwine native: extra instructions", !failed[native] && !failed[pw] && !failed[sud],
-	       pw_extra, failed[sud] ? "(<= half of SUD allowed's)" : want, pw_extra <= sud_extra / 2);
+	target("perwine native: extra instructions", !failed[native] && !failed[pw], pw_extra,
+	       "(<= +12 instructions)", pw_extra <= 12);
+	target("SUD allowed: extra instructions", !failed[native] && !failed[sud], sud_extra,
+	       "(<= +15 instructions)", sud_extra <= 15);
+	target("PER_WINE, no configuration: extra", !failed[native] && !failed[bare], bare_extra,
+	       "(within 1 of native sysinfo)", bare_extra <= 1 && bare_extra >= -1);
 	target("VMA present over selector only", !failed[vma] && !failed[pw], c[vma] - c[pw],
 	       "(<= +10 instructions)", c[vma] - c[pw] <= 10);
 	snprintf(want, sizeof(want), "(<= SUD's trap, %.1f)", c[tsud]);

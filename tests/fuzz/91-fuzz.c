@@ -269,7 +269,8 @@ static void op_raw(void)
 
 	snprintf(sh->log[sh->ops++ % LOG], sizeof(sh->log[0]), "raw getppid from %s, selector %s",
 		 where[from_page], value[trap_sel]);
-	if (m.wine && !(m.range_covers && !from_page)) {
+	/* Dispatch applies only with a configuration that is on. */
+	if (m.wine && m.on && !(m.range_covers && !from_page)) {
 		if (m.on && m.sel == SEL_GOOD && trap_sel)
 			want_trap = 1, want_errno = PERWINE_TRAP_SELECTOR;
 		else if (from_page && (m.page_prot & PROT_NOSYSCALL))
