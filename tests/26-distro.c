@@ -50,23 +50,12 @@ static void sysctl_restore(void)
  */
 static void status_line(const char *path, char *out, size_t size)
 {
-	char line[512];
-	FILE *f = fopen(path, "re");
+	char *lookups;
 
-	out[0] = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "PerWine:\t", 9) == 0) {
-			size_t n = strcspn(line + 9, "\n");
-
-			n = n < size ? n : size - 1;
-			memcpy(out, line + 9, n);
-			out[n] = 0;
-			if (strstr(out, " lookups="))
-				*strstr(out, " lookups=") = 0;
-		}
-	fclose(f);
+	perwine_status_line(path, out, size);
+	lookups = strstr(out, " lookups=");
+	if (lookups)
+		*lookups = 0;
 }
 
 static long set_cfg(const struct perwine_config *cfg)

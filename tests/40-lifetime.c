@@ -9,20 +9,18 @@
 #include <pthread.h>
 #include "tap.h"
 
-/* "on" or "off" from this thread's PerWine: line: whether dispatch applies. */
+/*
+ * Whether dispatch applies to this thread, from its PerWine: line: 1
+ * ("on"), 0 ("off"), -1 with no such line.
+ */
 static int status_on(void)
 {
 	char line[256];
-	int on = -1;
-	FILE *f = fopen("/proc/thread-self/status", "r");
 
-	if (!f)
+	perwine_status_line("/proc/thread-self/status", line, sizeof(line));
+	if (!line[0])
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "PerWine:\t", 9) == 0)
-			on = strncmp(line + 9, "on ", 3) == 0;
-	fclose(f);
-	return on;
+	return strncmp(line, "on ", 3) == 0;
 }
 
 /*

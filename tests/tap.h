@@ -183,6 +183,30 @@ static inline long status_kb(const char *name)
 	return kb;
 }
 
+/*
+ * The PerWine: line of a status file (/proc/PID/status, or a task's),
+ * without its tag and its newline; "" when the file or the line is
+ * missing.
+ */
+static inline void perwine_status_line(const char *path, char *out, size_t size)
+{
+	char line[512];
+	FILE *f = fopen(path, "re");
+
+	out[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "PerWine:\t", 9) == 0) {
+			size_t n = strcspn(line + 9, "\n");
+
+			n = n < size ? n : size - 1;
+			memcpy(out, line + 9, n);
+			out[n] = 0;
+		}
+	fclose(f);
+}
+
 /* PR_WINE_DISPATCH_GET of the calling thread: 0 or -errno. */
 static inline int get_config(struct perwine_config *cfg)
 {

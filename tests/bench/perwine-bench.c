@@ -395,15 +395,21 @@ static void fire_sud(void) { sud_sel = SYSCALL_DISPATCH_FILTER_BLOCK; raw_syscal
 static void fire_lib(void) { perwine_trap(); raw_syscall(SYS_getppid); perwine_native(); }
 static void fire_plain(void) { raw_syscall(SYS_getppid); }
 
+/* This thread's personality type becomes PER_WINE, checked. */
+static void take_per_wine(void)
+{
+	if (personality(PERWINE_PER_WINE) == -1 ||
+	    (personality(0xffffffff) & PERWINE_PER_MASK) != PERWINE_PER_WINE)
+		row_fail("personality(PER_WINE) did not take");
+}
+
 /* Per-thread part of a row's setup: dispatch state is per thread. */
 static void thread_setup(int setup)
 {
 	if (setup & S_PERWINE) {
 		if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)&sel, 0, 0))
 			row_fail("prctl(PR_WINE_DISPATCH, ON): %s", strerror(errno));
-		if (personality(PERWINE_PER_WINE) == -1 ||
-		    (personality(0xffffffff) & PERWINE_PER_MASK) != PERWINE_PER_WINE)
-			row_fail("personality(PER_WINE) did not take");
+		take_per_wine();
 		expect_trap(fire_selector, "selector TRAP", SYS_USER_DISPATCH, PERWINE_TRAP_SELECTOR);
 		if (setup & S_VMA)
 			expect_trap(fire_vma, "NOSYSCALL page", SYS_USER_DISPATCH, PERWINE_TRAP_VMA);
@@ -412,9 +418,7 @@ static void thread_setup(int setup)
 		struct perwine_config cfg;
 
 		/* What a program run by a PER_WINE process has: the type, no configuration. */
-		if (personality(PERWINE_PER_WINE) == -1 ||
-		    (personality(0xffffffff) & PERWINE_PER_MASK) != PERWINE_PER_WINE)
-			row_fail("personality(PER_WINE) did not take");
+		take_per_wine();
 		if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0) || cfg.flags)
 			row_fail("PR_WINE_DISPATCH_GET: not a thread without configuration");
 	}
