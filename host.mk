@@ -11,7 +11,7 @@ KERNEL_IMAGE = $(PERWINE_OUT)/bzImage-guest
 GUEST_IMAGE = $(PERWINE_OUT)/guest.img
 
 .PHONY: help kernel kernel-deb kernel-distro-check debs fresh-check rootfs image vm-check vm-bench vm-distcheck vm-shell vm-run \
-	vm-x86-selftests vm-fuzz wine wine-check wine-bench docs \
+	vm-x86-selftests vm-bench-stock vm-bench-production vm-fuzz wine wine-check wine-bench docs \
 	kernel-debug image-debug vm-check-debug
 
 help:
@@ -26,6 +26,8 @@ help:
 	@echo "  PERWINE_EXTRA_PACKAGES='pkg ...'  more Debian packages in the guest"
 	@echo "  make vm-check-debug  the whole suite on a KASAN/PROVE_LOCKING/DEBUG_VM kernel"
 	@echo "  make vm-x86-selftests  the kernel's x86 selftests on the unpatched and the patched kernel"
+	@echo "  make vm-bench-stock  the benchmark on the unpatched kernel (SUD and seccomp as shipped)"
+	@echo "  make vm-bench-production  the benchmark on the series with Debian's entry options (mitigations, IBT, ftrace, audit)"
 	@echo "  make vm-fuzz       trinity in the debug guest, plain and as a PER_WINE process"
 	@echo "  make wine          build Wine 11.10 with wine/patches (cached; needs the Wine source, see wine/README.md)"
 	@echo "  make wine-check    Wine's ntdll tests and wine/tests in the guest, stock SUD, drop-in and VMA mode"
@@ -108,6 +110,20 @@ vm-run:
 # built in a tree of its own) and on the patched one, in one table.
 vm-x86-selftests: image
 	$(srcdir)/guest-image/vm-x86-selftests.sh $(KERNEL_IMAGE) $(GUEST_IMAGE)
+
+# The benchmark on that unpatched kernel: Syscall User Dispatch and
+# seccomp as distributions ship them, beside the series in make docs.
+vm-bench-stock: image
+	$(srcdir)/guest-image/vm-bench-stock.sh $(GUEST_IMAGE)
+
+# The benchmark on the series built with what Debian's config turns on
+# in the syscall path (kernel/production.options: CPU mitigations, IBT,
+# ftrace, audit): the production-like column of make docs.
+vm-bench-production: image
+	PERWINE_KERNEL_FLAVOR=production $(srcdir)/kernel/build-kernel.sh
+	@export PERWINE_RUN_NAME=bench-production; \
+	$(call run_guest,bench,$(PERWINE_OUT)/bzImage-production,$(GUEST_IMAGE)); \
+	exit $$rc
 
 # The debug kernel: the same series with KASAN, PROVE_LOCKING,
 # DEBUG_ATOMIC_SLEEP and DEBUG_VM, in its own object dir and image.

@@ -52,6 +52,9 @@ mkdir -p "$results"
 echo "perwine-guest: kernel $(uname -r), mode $mode, $(nproc) cpus"
 echo "$mode" > "$results/mode"
 uname -a > "$results/uname"
+# What the kernel chose against the CPU's speculation bugs (a production
+# config's entry path depends on it).
+grep -r . /sys/devices/system/cpu/vulnerabilities > "$results/cpu-vulnerabilities.txt" 2>/dev/null || true
 
 finish() {
 	echo "$1" > "$results/status"

@@ -8,6 +8,9 @@
 # PERWINE_KERNEL_FLAVOR=name builds in a separate object dir (e.g. debug).
 # PERWINE_KERNEL_FLAVOR=stock builds the same config without the series,
 # in a tree of its own (the x86 selftests' reference, make vm-x86-selftests).
+# PERWINE_KERNEL_FLAVOR=production adds the options of Debian's own config
+# that shape the syscall path (kernel/production.options): the
+# production-like column of make vm-bench-production.
 # PERWINE_KERNEL_OBJECTS="a.o b.o" compiles only those objects (the ones
 # present in the tree, with -Werror) instead of bzImage: check-series.sh.
 set -euo pipefail
@@ -33,6 +36,19 @@ if [ "$flavor" = stock ]; then
 	{ grep -v -e PER_WINE -e LOCALVERSION= "$PERWINE_TOP/kernel/perwine.config"
 	  echo 'CONFIG_LOCALVERSION="-stock"'; } > "$config.new"
 	cmp -s "$config.new" "$config" && rm "$config.new" || mv "$config.new" "$config"
+fi
+
+if [ "$flavor" = production ]; then
+	need_packages "linux-config-$PERWINE_KERNEL" xz-utils
+	debian=/usr/src/linux-config-$PERWINE_KERNEL/config.amd64_none_amd64.xz
+	[ -f "$debian" ] || die "linux-config-$PERWINE_KERNEL has no $debian"
+	names=$(grep -v -e '^#' -e '^$' "$PERWINE_TOP/kernel/production.options" | paste -sd '|' -)
+	{ echo "# From $(basename "$debian") of linux-config-$PERWINE_KERNEL, for kernel/production.options"
+	  xzcat "$debian" | grep -E "^(# )?CONFIG_($names)[= ]"; } > "$objdir/production.config.new"
+	cmp -s "$objdir/production.config.new" "$objdir/production.config" &&
+		rm "$objdir/production.config.new" ||
+		mv "$objdir/production.config.new" "$objdir/production.config"
+	set -- "$@" "$objdir/production.config"
 fi
 
 fragments=("$tree/kernel/configs/kvm_guest.config" "$config")

@@ -13,9 +13,10 @@
 #
 #   scripts/update-docs.sh            fill every block (make docs)
 #   scripts/update-docs.sh --import   first copy the newest results of
-#                                     make vm-bench (6.1, 6.12), make
-#                                     wine-bench and make wine-check from
-#                                     out/ into docs/results/
+#                                     make vm-bench and vm-bench-stock
+#                                     (6.1, 6.12), make wine-bench and
+#                                     make wine-check from out/ into
+#                                     docs/results/
 #   scripts/update-docs.sh --check    change nothing; TAP, one point per
 #                                     block, failing where a block differs
 #                                     from what its result files give
@@ -27,7 +28,11 @@
 # Views: bench-6.1, bench-6.12 (make vm-bench's table), bench-compare
 # (6.1 beside 6.12), bench-v2-6.1 and bench-v2-6.12 (the run of series
 # v2, kept in docs/results/vm-bench-*-v2, beside this series'),
-# bench-headline (the README's mechanisms), wine-bench, wine-check,
+# bench-stock-6.1 and bench-stock-6.12 (make vm-bench-stock's run on the
+# unpatched kernel beside this series'), bench-production (make
+# vm-bench-production's runs beside the guest config's, both kernels),
+# bench-headline (the README's mechanisms), production-headline (the
+# README's production-like table), wine-bench, wine-check,
 # test-counts, ci-timings (.ci/run's stages).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -35,7 +40,8 @@ export LC_ALL=C
 
 results=$PERWINE_TOP/docs/results
 docs=("$PERWINE_TOP/README.md" "$PERWINE_TOP"/docs/*.md "$PERWINE_TOP/wine/README.md")
-views=(bench-6.1 bench-6.12 bench-compare bench-v2-6.1 bench-v2-6.12 bench-headline wine-bench wine-check
+views=(bench-6.1 bench-6.12 bench-compare bench-v2-6.1 bench-v2-6.12 bench-stock-6.1 bench-stock-6.12
+	bench-production bench-headline production-headline wine-bench wine-check
 	test-counts ci-timings)
 
 need() { [ -f "$1" ] || die "no result file $1 (make the run, then scripts/update-docs.sh --import)"; }
@@ -85,28 +91,43 @@ costs() { bench_rows "$1" | awk -F'\t' '{ print $1 "\t" $2 }'; }
 
 # render_compare DIR_A DIR_B [LABEL_A LABEL_B]: two runs side by side.
 render_compare() {
-	local a=$1 b=$2 la=${3:-6.1} lb=${4:-6.12}
-	echo "$la: $(meta "$a/meta.txt")"
-	echo
-	echo "$lb: $(meta "$b/meta.txt")"
-	echo
+	render_columns "$1" "${3:-6.1}" "$2" "${4:-6.12}"
+}
+
+# render_columns DIR LABEL [DIR LABEL...]: runs side by side, the rows
+# the docs discuss.
+render_columns() {
+	local args=("$@") i heading="| row |" sep="|---|"
+	for ((i = 0; i < ${#args[@]}; i += 2)); do
+		echo "${args[i + 1]}: $(meta "${args[i]}/meta.txt")"
+		echo
+		heading+=" ${args[i + 1]} |"
+		sep+="--:|"
+	done
 	echo "Instructions per call; in brackets, over \`native sysinfo\` of the same run."
 	echo
-	echo "| row | $la | $lb |"
-	echo "|---|--:|--:|"
-	awk -F'\t' '
-		FILENAME == ARGV[1] { a[$1] = $2; next }
-		FILENAME == ARGV[2] { b[$1] = $2; next }
-		function cell(v, base, extra) {
-			if (v == "") return "-"
-			if (!extra) return sprintf("%.1f", v)
-			return sprintf("%.1f (%+.1f)", v, v - base)
+	echo "$heading"
+	echo "$sep"
+	for ((i = 0; i < ${#args[@]}; i += 2)); do costs "${args[i]}" >"$tmp/col$((i / 2))"; done
+	awk -F'\t' -v n=$((${#args[@]} / 2)) -v dir="$tmp" '
+		BEGIN {
+			for (k = 0; k < n; k++)
+				while ((getline line < (dir "/col" k)) > 0) {
+					split(line, f, "\t"); v[k, f[1]] = f[2]
+				}
+		}
+		function cell(x, base, extra) {
+			if (x == "") return "-"
+			if (!extra) return sprintf("%.1f", x)
+			return sprintf("%.1f (%+.1f)", x, x - base)
 		}
 		{
 			extra = ($0 ~ /sysinfo$/ && $0 != "native sysinfo")
-			printf "| %s | %s | %s |\n", $0, cell(a[$0], a["native sysinfo"], extra),
-				cell(b[$0], b["native sysinfo"], extra)
-		}' <(costs "$a") <(costs "$b") - <<-'EOF'
+			line = "| " $0 " |"
+			for (k = 0; k < n; k++)
+				line = line " " cell(v[k, $0], v[k, "native sysinfo"], extra) " |"
+			print line
+		}' - <<-'EOF'
 	native getppid
 	native sysinfo
 	perwine native sysinfo
@@ -115,6 +136,10 @@ render_compare() {
 	perwine + VMA + 10000 VMAs sysinfo
 	SUD allowed sysinfo
 	seccomp allow-all sysinfo
+	perwine native + seccomp allow-all sysinfo
+	SUD allowed + seccomp allow-all sysinfo
+	W^X flips: native, per syscall
+	W^X flips: perwine + VMA, per syscall
 	trap: perwine selector
 	trap: perwine VMA
 	trap: SUD
@@ -124,26 +149,73 @@ render_compare() {
 }
 
 # The README's table: what each mechanism adds to an untrapped syscall
-# and what a trapped one costs, on 6.1.
-# and, from the run of series v2 (DIR_V2), SUD as upstream has it.
+# and what a trapped one costs, on 6.1, and, from the run on the
+# unpatched kernel (DIR_STOCK), SUD as distributions ship it.
 render_headline() {
-	local dir=$1 v2=$2
-	need "$v2/meta.txt"
+	local dir=$1 stock=$2
+	need "$stock/meta.txt"
 	awk -F'\t' -v when="$(sed -n 's/^date: //p' "$dir/meta.txt")" \
-		-v when2="$(sed -n 's/^date: //p' "$v2/meta.txt")" '
+		-v when2="$(sed -n 's/^date: //p' "$stock/meta.txt")" '
 		FILENAME == ARGV[1] { c[$1] = $2; next }
 		{ o[$1] = $2 }
 		function extra(a, r) { return r in a ? sprintf("+%.0f", a[r] - a["native sysinfo"]) : "-" }
 		function trap(a, r) { return r in a ? sprintf("%.0f", a[r]) : "-" }
 		END {
-			print "| guest instructions (6.1, icount, " when ") | perwine | SUD, this series | SUD before (series v2, " when2 ") | a seccomp filter |"
+			print "| guest instructions (6.1, icount, " when ") | perwine | SUD, this series | SUD, unpatched kernel (" when2 ") | a seccomp filter |"
 			print "|---|--:|--:|--:|--:|"
 			printf "| added to each untrapped `sysinfo` | %s | %s | %s | %s |\n", extra(c, "perwine native sysinfo"),
 				extra(c, "SUD allowed sysinfo"), extra(o, "SUD allowed sysinfo"),
 				extra(c, "seccomp allow-all sysinfo")
 			printf "| one trapped syscall, round trip | %s | %s | %s | %s |\n", trap(c, "trap: perwine selector"),
 				trap(c, "trap: SUD"), trap(o, "trap: SUD"), trap(c, "trap: seccomp RET_TRAP")
-		}' <(costs "$dir") <(costs "$v2")
+		}' <(costs "$dir") <(costs "$stock")
+}
+
+# The README's production-like table: what each mechanism adds to an
+# untrapped sysinfo on the guest config and the production-like one,
+# both kernels (make vm-bench, make vm-bench-production).
+render_production_headline() {
+	local k r dirs=() labels=()
+	for k in 6.1 6.12; do
+		for r in "" -production; do
+			need "$results/vm-bench-$k$r/meta.txt"
+			dirs+=("$results/vm-bench-$k$r")
+		done
+	done
+	local first last
+	first=$(sed -n 's/^date: //p' "${dirs[0]}/meta.txt") last=$(sed -n 's/^date: //p' "${dirs[3]}/meta.txt")
+	echo "Extra guest instructions over \`native sysinfo\` (icount; $first${last:+$([ "$last" = "$first" ] || echo " to $last")}):"
+	echo
+	echo "| | 6.1 guest config | 6.1 production-like | 6.12 guest config | 6.12 production-like |"
+	echo "|---|--:|--:|--:|--:|"
+	for k in 0 1 2 3; do costs "${dirs[k]}" >"$tmp/prod$k"; done
+	awk -F'\t' -v dir="$tmp" '
+		BEGIN {
+			for (k = 0; k < 4; k++)
+				while ((getline line < (dir "/prod" k)) > 0) {
+					split(line, f, "\t"); v[k, f[1]] = f[2]
+				}
+		}
+		function cell(k, row) {
+			if (row == "W^X") {
+				if (v[k, "W^X flips: perwine + VMA, per syscall"] == "") return "-"
+				return sprintf("%+.0f", v[k, "W^X flips: perwine + VMA, per syscall"] - v[k, "W^X flips: native, per syscall"])
+			}
+			if (v[k, row] == "") return "-"
+			return sprintf("%+.0f", v[k, row] - v[k, "native sysinfo"])
+		}
+		{
+			split($0, f, "|"); label = f[1]; row = f[2]
+			printf "| %s | %s | %s | %s | %s |\n", label, cell(0, row), cell(1, row), cell(2, row), cell(3, row)
+		}' - <<-'EOF'
+	perwine|perwine native sysinfo
+	SUD, this series|SUD allowed sysinfo
+	perwine, a `PROT_NOSYSCALL` mapping present|perwine + VMA present sysinfo
+	perwine, a W^X JIT flipping such a page (per syscall)|W^X
+	a seccomp filter|seccomp allow-all sysinfo
+	perwine beside a seccomp filter|perwine native + seccomp allow-all sysinfo
+	SUD beside a seccomp filter|SUD allowed + seccomp allow-all sysinfo
+	EOF
 }
 
 render_wine_bench() {
@@ -218,7 +290,16 @@ render() {
 	bench-v2-6.1 | bench-v2-6.12)
 		render_compare "$results/vm-bench-${view#bench-v2-}-v2" "$results/vm-bench-${view#bench-v2-}" \
 			"series v2" "this series" ;;
-	bench-headline) render_headline "$results/vm-bench-6.1" "$results/vm-bench-6.1-v2" ;;
+	bench-stock-6.1 | bench-stock-6.12)
+		render_compare "$results/vm-bench-${view#bench-stock-}-stock" "$results/vm-bench-${view#bench-stock-}" \
+			"unpatched kernel" "this series" ;;
+	bench-production)
+		render_columns "$results/vm-bench-6.1" "6.1 guest config" \
+			"$results/vm-bench-6.1-production" "6.1 production-like" \
+			"$results/vm-bench-6.12" "6.12 guest config" \
+			"$results/vm-bench-6.12-production" "6.12 production-like" ;;
+	production-headline) render_production_headline ;;
+	bench-headline) render_headline "$results/vm-bench-6.1" "$results/vm-bench-6.1-stock" ;;
 	wine-bench | wine-check) "render_${view/-/_}" "${dir:-$results/$view}" ;;
 	test-counts) render_test_counts ;;
 	ci-timings) render_ci_timings "${dir:-$results/ci}" ;;
@@ -251,6 +332,8 @@ fill() {
 	' "$1" >"$2"
 }
 
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 mode=fill
 case "${1:-}" in
 --render) [ $# -ge 2 ] || die "usage: $0 --render VIEW [DIR]"; render "$2" "${3:-}"; exit ;;
@@ -258,6 +341,13 @@ case "${1:-}" in
 --import)
 	import "$PERWINE_TOP/out/results/bench" vm-bench-6.1 bench-results.csv bench-table.txt meta.txt
 	import "$PERWINE_TOP/out/6.12/results/bench" vm-bench-6.12 bench-results.csv bench-table.txt meta.txt
+	import "$PERWINE_TOP/out/results/bench-production" vm-bench-6.1-production bench-results.csv \
+		bench-table.txt meta.txt cpu-vulnerabilities.txt
+	import "$PERWINE_TOP/out/6.12/results/bench-production" vm-bench-6.12-production bench-results.csv \
+		bench-table.txt meta.txt cpu-vulnerabilities.txt
+	import "$PERWINE_TOP/out/results/bench-stock" vm-bench-6.1-stock bench-results.csv bench-table.txt meta.txt
+	import "$PERWINE_TOP/out/6.12/results/bench-stock" vm-bench-6.12-stock bench-results.csv bench-table.txt \
+		meta.txt
 	import "$PERWINE_TOP/out/results/wine-bench" wine-bench bench.tsv meta.txt
 	import "$PERWINE_TOP/out/results/wine-check" wine-check wine-check.tap meta.txt
 	import "$PERWINE_TOP/out" ci ci-timings.txt
@@ -266,8 +356,6 @@ case "${1:-}" in
 *) die "usage: $0 [--import|--check|--render VIEW [DIR]]" ;;
 esac
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # Only the views some document uses are rendered (each needs its files).
 used=$(grep -ho '^<!-- generated: [a-z0-9.-]* -->$' "${docs[@]}" | awk '{ print $3 }' | sort -u)
 for v in $used; do

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * ABI v2 "Extensible config": PR_WINE_DISPATCH_SET takes a struct
- * perwine_config whose size is its version; GET accepts any size of at
- * least 32, zero-fills what it does not know and reports SET's flags.
+ * perwine_config whose size is its version; GET accepts any size from
+ * 32 to the page size (ABI v3: a larger one is E2BIG, as for SET),
+ * zero-fills what it does not know and reports SET's flags.
  */
 #include <sys/mman.h>
 #include "tap.h"
@@ -31,7 +32,7 @@ int main(void)
 	long r;
 
 	tap_require_perwine_v2();
-	tap_plan(28);
+	tap_plan(30);
 
 	tap_ok(PERWINE_CONFIG_SIZE_VER0 == sizeof(struct perwine_config),
 	       "PERWINE_CONFIG_SIZE_VER0 is sizeof(struct perwine_config) (%zu)", sizeof(cfg));
@@ -101,6 +102,15 @@ int main(void)
 	tap_ok(get_cfg(&big, 31, 0) == -EINVAL, "GET size 31: EINVAL");
 	tap_ok(get_cfg(&big, sizeof(big.cfg), 1) == -EINVAL, "GET with a non-zero arg5: EINVAL");
 	tap_ok(get_cfg(guard, sizeof(big.cfg), 0) == -EFAULT, "GET into a PROT_NONE page: EFAULT");
+	page = zeroed_pages(2);
+	memset(page, 0xa5, 2 * 4096);
+	r = get_cfg(page, 4097, 0);
+	tap_ok(r == -E2BIG && page[0] == 0xa5 && page[4096] == 0xa5,
+	       "GET size 4097 (above the page size): E2BIG, the buffer untouched (%ld)", r);
+	memset(page, 0xa5, 2 * 4096);
+	tap_ok(get_cfg(page, 4096, 0) == 0 && page[4095] == 0 && page[4096] == 0xa5,
+	       "GET size 4096: 0, zero-filled to the end of the page only");
+	munmap(page, 2 * 4096);
 
 	/* ON is SET with PERWINE_FLAG_ON: it drops SIGNAL_NATIVE. */
 	dispatch_on(&test_sel, 0, 0);

@@ -76,6 +76,9 @@ static __thread volatile uint8_t sel;
 static __thread volatile char sud_sel;
 static long (*nosys_call)(long nr);	/* mov %rdi,%rax; syscall; ret in a NOSYSCALL page */
 static long (*site_call[2])(long nr, void *arg);	/* the same in two other (native) VMAs */
+static void *wx_page;		/* S_WX: the JIT page */
+static int wx_exec_prot;	/* its executable protection: RX, with PROT_NOSYSCALL under S_VMA */
+static int wx_writable;
 static volatile int churn_stop;
 
 /*
@@ -102,6 +105,7 @@ enum {
 	S_THREAD_CLOCK = 1 << 9,	/* timed with the thread's own CPU clock */
 	S_WALL_ONLY = 1 << 10,	/* threads at once: one icount vCPU runs them in turn */
 	S_PERWINE_BARE = 1 << 11,	/* PERWINE_PER_WINE with no configuration (after execve) */
+	S_WX = 1 << 12,		/* a JIT page, flipped by OP_WX_FLIP */
 };
 
 /* A row's child cannot measure what it claims: say why and stop it. */
@@ -119,7 +123,7 @@ static void __attribute__((noreturn, format(printf, 1, 2))) row_fail(const char 
 
 enum op { OP_NONE, OP_GETPPID, OP_SYSINFO, OP_TRAP_SEL, OP_TRAP_VMA, OP_TRAP_SUD, OP_TRAP_PLAIN,
 	  OP_TRAP_LIB, OP_TRAP_PTRACE, OP_SWITCH_SEL, OP_SWITCH_PERS, OP_SWITCH_SUD,
-	  OP_SWITCH_SUD_SEL, OP_SWITCH_LIB, OP_SYSINFO_2SITES };
+	  OP_SWITCH_SUD_SEL, OP_SWITCH_LIB, OP_SYSINFO_2SITES, OP_WX_FLIP };
 
 struct row {
 	const char *name;
@@ -135,6 +139,7 @@ struct row {
 #define NATIVE_SYSINFO "native sysinfo"
 #define NATIVE_SYSINFO_2T "native sysinfo (2 threads)"
 #define VMA_THREAD_CLOCK "perwine + VMA sysinfo (thread clock)"
+#define WX_NATIVE "W^X flips: native, per syscall"
 
 static const struct row rows[] = {
 	{ "native getppid", 0, OP_GETPPID, 0, 1, 1, NATIVE_GETPPID },
@@ -150,6 +155,15 @@ static const struct row rows[] = {
 	  NATIVE_SYSINFO },
 	{ VMA_THREAD_CLOCK, S_PERWINE | S_VMA | S_THREAD_CLOCK, OP_SYSINFO, 0, 1, 1, VMA_THREAD_CLOCK },
 	/*
+	 * A W^X JIT (.NET, V8, Java) in Wine's VMA mode: before each sysinfo
+	 * its JIT page goes RW, or back to RX, PROT_NOSYSCALL in the
+	 * perwine row.  Per syscall, mprotect() and sysinfo() alike; the
+	 * perwine row's extra over the native one is what the VMA rule
+	 * costs while PROT_NOSYSCALL pages come and go.
+	 */
+	{ WX_NATIVE, S_WX, OP_WX_FLIP, 0, 1, 1, WX_NATIVE },
+	{ "W^X flips: perwine + VMA, per syscall", S_PERWINE | S_VMA | S_WX, OP_WX_FLIP, 0, 1, 1, WX_NATIVE },
+	/*
 	 * Wall mode only: an icount guest has one vCPU, so the churning
 	 * thread would only run between the measured thread's slices and
 	 * could never show a cost.  tests/30-vma checks the property itself
@@ -161,6 +175,15 @@ static const struct row rows[] = {
 	{ "seccomp allow-all sysinfo", S_SECCOMP_ALLOW, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
 	{ "seccomp 20 rules sysinfo", S_SECCOMP_20, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
 	{ "seccomp argument rule sysinfo", S_SECCOMP_ARG, OP_SYSINFO, 0, 1, 1, NATIVE_SYSINFO },
+	/*
+	 * Flatpak and Steam's runtime install a seccomp filter of their own:
+	 * any other syscall work takes the slow path, for PER_WINE and SUD
+	 * alike.
+	 */
+	{ "perwine native + seccomp allow-all sysinfo", S_PERWINE | S_SECCOMP_ALLOW, OP_SYSINFO, 0, 1, 1,
+	  NATIVE_SYSINFO },
+	{ "SUD allowed + seccomp allow-all sysinfo", S_SUD | S_SECCOMP_ALLOW, OP_SYSINFO, 0, 1, 1,
+	  NATIVE_SYSINFO },
 	{ "native sysinfo (2 threads)", S_WALL_ONLY, OP_SYSINFO, 0, 2, 1, NATIVE_SYSINFO },
 	{ "perwine native sysinfo (2 threads)", S_PERWINE | S_WALL_ONLY, OP_SYSINFO, 0, 2, 1, NATIVE_SYSINFO_2T },
 	{ "SUD allowed sysinfo (2 threads)", S_SUD | S_WALL_ONLY, OP_SYSINFO, 0, 2, 1, NATIVE_SYSINFO_2T },
@@ -285,6 +308,12 @@ static void one(enum op op)
 		site_call[0](SYS_sysinfo, &si);
 		site_call[1](SYS_sysinfo, &si);
 		break;
+	case OP_WX_FLIP:
+		wx_writable = !wx_writable;
+		if (mprotect(wx_page, 4096, wx_writable ? PROT_READ | PROT_WRITE : wx_exec_prot))
+			row_fail("mprotect of the JIT page: %s", strerror(errno));
+		syscall(SYS_sysinfo, &si);
+		break;
 	}
 }
 
@@ -311,8 +340,8 @@ static double timed(enum op op, long n)
 			break;
 		n *= 4;
 	}
-	/* The two-site row makes two syscalls a call. */
-	return elapsed / n / (op == OP_SYSINFO_2SITES ? 2 : 1);
+	/* The two-site and W^X rows make two syscalls a call. */
+	return elapsed / n / (op == OP_SYSINFO_2SITES || op == OP_WX_FLIP ? 2 : 1);
 }
 
 /* Maps and unmaps memory that no syscall comes from, until told to stop. */
@@ -486,6 +515,14 @@ static void process_setup(const struct row *row)
 		if (mmap(NULL, 4096, i & 1 ? PROT_READ : PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
 			row_fail("mmap: %s", strerror(errno));
+	if (row->setup & S_WX) {
+		wx_exec_prot = PROT_READ | PROT_EXEC | (row->setup & S_VMA ? PROT_NOSYSCALL : 0);
+		wx_page = mmap(NULL, 4096, wx_exec_prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (wx_page == MAP_FAILED)
+			row_fail("mmap of the JIT page: %s", strerror(errno));
+		/* A guard after it: its own VMA, never merged with the next. */
+		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
 	if (row->setup & S_SECCOMP_ALLOW)
 		seccomp_filter(0, SECCOMP_RET_ALLOW);
 	if (row->setup & S_SECCOMP_20)
@@ -657,6 +694,7 @@ static void targets(const double *c, const int *failed)
 	int vma = find("perwine + VMA present sysinfo"), sud = find("SUD allowed sysinfo");
 	int bare = find("PER_WINE without configuration sysinfo");
 	int tsel = find("trap: perwine selector"), tsud = find("trap: SUD");
+	int wxn = find(WX_NATIVE), wxp = find("W^X flips: perwine + VMA, per syscall");
 	double pw_extra = c[pw] - c[native], sud_extra = c[sud] - c[native];
 	double bare_extra = c[bare] - c[native];
 	char want[64];
@@ -675,6 +713,9 @@ static void targets(const double *c, const int *failed)
 	       "(within 1 of native sysinfo)", bare_extra <= 1 && bare_extra >= -1);
 	target("VMA present over selector only", !failed[vma] && !failed[pw], c[vma] - c[pw],
 	       "(<= +10 instructions)", c[vma] - c[pw] <= 10);
+	target("W^X flips over VMA present", !failed[wxn] && !failed[wxp] && !failed[vma] && !failed[native],
+	       (c[wxp] - c[wxn]) - (c[vma] - c[native]), "(<= +20 instructions a syscall)",
+	       (c[wxp] - c[wxn]) - (c[vma] - c[native]) <= 20);
 	snprintf(want, sizeof(want), "(<= SUD's trap, %.1f)", c[tsud]);
 	target("trap round trip: perwine selector", !failed[tsel] && !failed[tsud], c[tsel],
 	       failed[tsud] ? "(<= SUD's trap)" : want, c[tsel] <= c[tsud]);
