@@ -89,6 +89,15 @@ render_bench() {
 # costs DIR: "name<TAB>cost" for every row of that run.
 costs() { bench_rows "$1" | awk -F'\t' '{ print $1 "\t" $2 }'; }
 
+# all_costs DIR...: "K<TAB>name<TAB>cost", K the run's place from 0.
+all_costs() {
+	local k=0 d
+	for d; do
+		costs "$d" | sed "s/^/$k\t/"
+		k=$((k + 1))
+	done
+}
+
 # render_compare DIR_A DIR_B [LABEL_A LABEL_B]: two runs side by side.
 render_compare() {
 	render_columns "$1" "${3:-6.1}" "$2" "${4:-6.12}"
@@ -108,14 +117,10 @@ render_columns() {
 	echo
 	echo "$heading"
 	echo "$sep"
-	for ((i = 0; i < ${#args[@]}; i += 2)); do costs "${args[i]}" >"$tmp/col$((i / 2))"; done
-	awk -F'\t' -v n=$((${#args[@]} / 2)) -v dir="$tmp" '
-		BEGIN {
-			for (k = 0; k < n; k++)
-				while ((getline line < (dir "/col" k)) > 0) {
-					split(line, f, "\t"); v[k, f[1]] = f[2]
-				}
-		}
+	local dirs=()
+	for ((i = 0; i < ${#args[@]}; i += 2)); do dirs+=("${args[i]}"); done
+	awk -F'\t' -v n=${#dirs[@]} '
+		FILENAME == ARGV[1] { v[$1, $2] = $3; next }
 		function cell(x, base, extra) {
 			if (x == "") return "-"
 			if (!extra) return sprintf("%.1f", x)
@@ -127,7 +132,7 @@ render_columns() {
 			for (k = 0; k < n; k++)
 				line = line " " cell(v[k, $0], v[k, "native sysinfo"], extra) " |"
 			print line
-		}' - <<-'EOF'
+		}' <(all_costs "${dirs[@]}") - <<-'EOF'
 	native getppid
 	native sysinfo
 	perwine native sysinfo
@@ -188,14 +193,8 @@ render_production_headline() {
 	echo
 	echo "| | 6.1 guest config | 6.1 production-like | 6.12 guest config | 6.12 production-like |"
 	echo "|---|--:|--:|--:|--:|"
-	for k in 0 1 2 3; do costs "${dirs[k]}" >"$tmp/prod$k"; done
-	awk -F'\t' -v dir="$tmp" '
-		BEGIN {
-			for (k = 0; k < 4; k++)
-				while ((getline line < (dir "/prod" k)) > 0) {
-					split(line, f, "\t"); v[k, f[1]] = f[2]
-				}
-		}
+	awk -F'\t' '
+		FILENAME == ARGV[1] { v[$1, $2] = $3; next }
 		function cell(k, row) {
 			if (row == "W^X") {
 				if (v[k, "W^X flips: perwine + VMA, per syscall"] == "") return "-"
@@ -207,7 +206,7 @@ render_production_headline() {
 		{
 			split($0, f, "|"); label = f[1]; row = f[2]
 			printf "| %s | %s | %s | %s | %s |\n", label, cell(0, row), cell(1, row), cell(2, row), cell(3, row)
-		}' - <<-'EOF'
+		}' <(all_costs "${dirs[@]}") - <<-'EOF'
 	perwine|perwine native sysinfo
 	SUD, this series|SUD allowed sysinfo
 	perwine, a `PROT_NOSYSCALL` mapping present|perwine + VMA present sysinfo
