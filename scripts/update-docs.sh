@@ -147,6 +147,7 @@ render_columns() {
 	W^X flips: perwine + VMA, per syscall
 	trap: perwine selector
 	trap: perwine VMA
+	trap: perwine redirect
 	trap: SUD
 	trap: seccomp RET_TRAP
 	switch: SUD prctl pair (off then on)
@@ -171,7 +172,8 @@ render_headline() {
 			printf "| added to each untrapped `sysinfo` | %s | %s | %s | %s |\n", extra(c, "perwine native sysinfo"),
 				extra(c, "SUD allowed sysinfo"), extra(o, "SUD allowed sysinfo"),
 				extra(c, "seccomp allow-all sysinfo")
-			printf "| one trapped syscall, round trip | %s | %s | %s | %s |\n", trap(c, "trap: perwine selector"),
+			printf "| one trapped syscall, round trip | %s (by `SIGSYS`: %s) | %s | %s | %s |\n",
+				trap(c, "trap: perwine redirect"), trap(c, "trap: perwine selector"),
 				trap(c, "trap: SUD"), trap(o, "trap: SUD"), trap(c, "trap: seccomp RET_TRAP")
 		}' <(costs "$dir") <(costs "$stock")
 }

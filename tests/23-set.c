@@ -34,8 +34,8 @@ int main(void)
 	tap_require_perwine_v2();
 	tap_plan(30);
 
-	tap_ok(PERWINE_CONFIG_SIZE_VER0 == sizeof(struct perwine_config),
-	       "PERWINE_CONFIG_SIZE_VER0 is sizeof(struct perwine_config) (%zu)", sizeof(cfg));
+	tap_ok(PERWINE_CONFIG_SIZE_VER0 == 32 && PERWINE_CONFIG_SIZE_VER1 == sizeof(struct perwine_config),
+	       "PERWINE_CONFIG_SIZE_VER0 is 32, VER1 sizeof(struct perwine_config) (%zu)", sizeof(cfg));
 
 	/* Sizes */
 	tap_ok(set_cfg(&on, 0, 0) == -EINVAL, "SET size 0: EINVAL");

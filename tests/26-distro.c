@@ -303,7 +303,7 @@ int main(void)
 	{
 		struct perwine_config good = { .selector = (uintptr_t)&test_sel, .flags = PERWINE_FLAG_ON },
 				      bad, known;
-		unsigned char buf40[40], good40[40];
+		unsigned char buf_big[sizeof(struct perwine_config) + 8], good_big[sizeof(struct perwine_config) + 8];
 		long bad_r, good_r, bad2_r;
 		pid_t pid2;
 		int good_ok, case_ok, status2;
@@ -313,14 +313,15 @@ int main(void)
 			tap_bail("the new tracee has a configuration already");
 
 		known = good;
-		known.flags = PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE;	/* every known flag */
+		/* Known flags; ACTIVATE and REDIRECT have tests of their own (35, 36). */
+		known.flags = PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE;
 		bad = known;
-		bad.flags |= 0x4;		/* the first unknown bit */
+		bad.flags |= 0x10;		/* the first unknown bit */
 		case_ok = set_error_case(pid, &bad, sizeof(bad), -EINVAL, &known, sizeof(known), &bad_r, &good_r);
 		bad.flags = PERWINE_FLAG_ON | 0x80000000u;
 		bad2_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, sizeof(bad), &bad);
 		tap_ok(case_ok && bad2_r == -EINVAL && tracee_off(pid),
-		       "PTRACE_SET with an unknown flag bit (0x4: %ld, 0x80000000: %ld): EINVAL, nothing set; "
+		       "PTRACE_SET with an unknown flag bit (0x10: %ld, 0x80000000: %ld): EINVAL, nothing set; "
 		       "with the known ones: 0 (%ld)", bad_r, bad2_r, good_r);
 
 		bad2_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, 0, &good);
@@ -348,18 +349,20 @@ int main(void)
 		       "PTRACE_SET with a selector that fails access_ok() (%#llx): EFAULT (%ld), nothing set; "
 		       "the tracee's own: 0 (%ld)", (unsigned long long)bad.selector, bad_r, good_r);
 
-		/* Size 40: the struct, then 8 bytes this kernel does not know. */
-		memset(good40, 0, sizeof(good40));
-		memcpy(good40, &good, sizeof(good));
-		memcpy(buf40, good40, sizeof(buf40));
-		buf40[32] = 1;
-		case_ok = set_error_case(pid, buf40, sizeof(buf40), -E2BIG, good40, sizeof(good40), &bad_r, &good_r);
-		buf40[32] = 0;
-		buf40[39] = 0x80;
-		bad2_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, sizeof(buf40), buf40);
+		/* The struct, then 8 bytes this kernel does not know. */
+		memset(good_big, 0, sizeof(good_big));
+		memcpy(good_big, &good, sizeof(good));
+		memcpy(buf_big, good_big, sizeof(buf_big));
+		buf_big[sizeof(good)] = 1;
+		case_ok = set_error_case(pid, buf_big, sizeof(buf_big), -E2BIG, good_big, sizeof(good_big), &bad_r,
+					 &good_r);
+		buf_big[sizeof(good)] = 0;
+		buf_big[sizeof(buf_big) - 1] = 0x80;
+		bad2_r = ptrace_cfg(PTRACE_SET_PERWINE_CONFIG, pid, sizeof(buf_big), buf_big);
 		tap_ok(case_ok && bad2_r == -E2BIG && tracee_off(pid),
-		       "PTRACE_SET with size 40 and a non-zero byte at offset 32 (%ld) or 39 (%ld): E2BIG, "
-		       "nothing set; with a zero tail: 0 (%ld)", bad_r, bad2_r, good_r);
+		       "PTRACE_SET with size %zu and a non-zero byte at offset %zu (%ld) or %zu (%ld): E2BIG, "
+		       "nothing set; with a zero tail: 0 (%ld)", sizeof(buf_big), sizeof(good), bad_r,
+		       sizeof(buf_big) - 1, bad2_r, good_r);
 
 		/*
 		 * A configuration set by the tracer is enforced once the tracee

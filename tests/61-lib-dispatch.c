@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libperwine: the SIGSYS dispatcher.  The callback gets the number, the
+ * libperwine: the simple dispatcher, by redirect or SIGSYS (tests/65
+ * runs this under PERWINE_REDIRECT=0).  The callback gets the number, the
  * six argument registers and its context; its result is what the
  * trapped syscall returns; the selector is NATIVE while it runs and
  * back at TRAP afterwards; other SIGSYS go to the previous action.
@@ -13,6 +14,7 @@
 #define NR_FAIL		1001	/* returns -EPERM */
 #define NR_NEST		1002	/* traps NR_ECHO again from inside the callback */
 #define NR_SIGNAL	1003	/* sends itself SIGUSR1 */
+#define NR_CLOBBER	1004	/* zeroes every vector register */
 
 static struct {
 	long nr, args[6];
@@ -32,6 +34,25 @@ static long weigh(const long args[6])
 		sum += args[i] * (i + 1);
 	return sum;
 }
+
+#define XMM_LIST "xmm0","xmm1","xmm2","xmm3","xmm4","xmm5","xmm6","xmm7","xmm8","xmm9","xmm10","xmm11","xmm12","xmm13","xmm14","xmm15"
+#define CLOBBER_XMM \
+	"pxor %%xmm0, %%xmm0\n" \
+	"pxor %%xmm1, %%xmm1\n" \
+	"pxor %%xmm2, %%xmm2\n" \
+	"pxor %%xmm3, %%xmm3\n" \
+	"pxor %%xmm4, %%xmm4\n" \
+	"pxor %%xmm5, %%xmm5\n" \
+	"pxor %%xmm6, %%xmm6\n" \
+	"pxor %%xmm7, %%xmm7\n" \
+	"pxor %%xmm8, %%xmm8\n" \
+	"pxor %%xmm9, %%xmm9\n" \
+	"pxor %%xmm10, %%xmm10\n" \
+	"pxor %%xmm11, %%xmm11\n" \
+	"pxor %%xmm12, %%xmm12\n" \
+	"pxor %%xmm13, %%xmm13\n" \
+	"pxor %%xmm14, %%xmm14\n" \
+	"pxor %%xmm15, %%xmm15\n"
 
 static long callback(long nr, const long args[6], void *ctx)
 {
@@ -55,6 +76,9 @@ static long callback(long nr, const long args[6], void *ctx)
 		perwine_native();
 		/* The outer trap is the one being handled again. */
 		return perwine_trap_info()->si_syscall == NR_NEST ? ret + 100 : -1;
+	case NR_CLOBBER:
+		__asm__ volatile(CLOBBER_XMM ::: XMM_LIST);
+		return 0;
 	case NR_SIGNAL:
 		ret = usr1_count;
 		kill(getpid(), SIGUSR1);
@@ -109,6 +133,77 @@ static void sigsys_ignored_stays_ignored(void)
 	_exit(0);
 }
 
+/*
+ * With SIGSYS blocked a signal trap kills (the kernel forces the default
+ * action); a redirected trap takes no signal and reaches the callback.
+ */
+static void trap_with_sigsys_blocked(void)
+{
+	sigset_t set;
+	long ret;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGSYS);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	perwine_trap();
+	ret = test_syscall6(NR_ECHO, 1, 0, 0, 0, 0, 0);
+	perwine_native();
+	_exit(ret == 1 ? 0 : 1);
+}
+
+/*
+ * A syscall keeps the vector registers, and so does a trap whose
+ * callback (or libc in it) uses them: XMM0-15 hold a pattern across a
+ * trapped NR_CLOBBER.
+ */
+static int vectors_survive(void)
+{
+	static uint64_t in[32], out[32];
+
+	for (int i = 0; i < 32; i++)
+		in[i] = 0x0101010101010101ULL * (i + 1);
+	perwine_trap();
+	__asm__ volatile("movdqu 0(%[in]), %%xmm0\n"
+			 "movdqu 16(%[in]), %%xmm1\n"
+			 "movdqu 32(%[in]), %%xmm2\n"
+			 "movdqu 48(%[in]), %%xmm3\n"
+			 "movdqu 64(%[in]), %%xmm4\n"
+			 "movdqu 80(%[in]), %%xmm5\n"
+			 "movdqu 96(%[in]), %%xmm6\n"
+			 "movdqu 112(%[in]), %%xmm7\n"
+			 "movdqu 128(%[in]), %%xmm8\n"
+			 "movdqu 144(%[in]), %%xmm9\n"
+			 "movdqu 160(%[in]), %%xmm10\n"
+			 "movdqu 176(%[in]), %%xmm11\n"
+			 "movdqu 192(%[in]), %%xmm12\n"
+			 "movdqu 208(%[in]), %%xmm13\n"
+			 "movdqu 224(%[in]), %%xmm14\n"
+			 "movdqu 240(%[in]), %%xmm15\n"
+			 "mov %[nr], %%eax\n"
+			 "syscall\n"
+			 "movdqu %%xmm0, 0(%[out])\n"
+			 "movdqu %%xmm1, 16(%[out])\n"
+			 "movdqu %%xmm2, 32(%[out])\n"
+			 "movdqu %%xmm3, 48(%[out])\n"
+			 "movdqu %%xmm4, 64(%[out])\n"
+			 "movdqu %%xmm5, 80(%[out])\n"
+			 "movdqu %%xmm6, 96(%[out])\n"
+			 "movdqu %%xmm7, 112(%[out])\n"
+			 "movdqu %%xmm8, 128(%[out])\n"
+			 "movdqu %%xmm9, 144(%[out])\n"
+			 "movdqu %%xmm10, 160(%[out])\n"
+			 "movdqu %%xmm11, 176(%[out])\n"
+			 "movdqu %%xmm12, 192(%[out])\n"
+			 "movdqu %%xmm13, 208(%[out])\n"
+			 "movdqu %%xmm14, 224(%[out])\n"
+			 "movdqu %%xmm15, 240(%[out])\n"
+			 :
+			 : [in] "r"(in), [out] "r"(out), [nr] "i"(NR_CLOBBER)
+			 : "rax", "rcx", "r11", "memory", XMM_LIST);
+	perwine_native();
+	return memcmp(in, out, sizeof(in)) == 0;
+}
+
 static long trap6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	uint8_t after;
@@ -127,19 +222,40 @@ int main(void)
 	static const unsigned char vma_code[] = { 0x48, 0x89, 0xf8, 0x0f, 0x05, 0xc3 }; /* mov %rdi,%rax; syscall; ret */
 	long (*vma_call)(long nr);
 	struct sigaction act, old;
+	struct perwine_config cfg;
+	int mechanism, want, redirect_off, status;
 	uint8_t after;
 	int ctx_word;
 	void *page;
 	long ret;
 
 	tap_require_perwine();
-	tap_plan(37);
+	tap_plan(40);
 	install_sigsys(previous_sigsys);
 	signal(SIGUSR1, on_usr1);
 
 	tap_ok(perwine_set_dispatcher(NULL, NULL) == -ENOENT, "removing a dispatcher never set: -ENOENT");
 	tap_ok(perwine_enable(PERWINE_THREAD_SELECTOR) == 0, "enable");
 	tap_ok(perwine_set_dispatcher(callback, &ctx_word) == 0, "set the dispatcher");
+	mechanism = perwine_trap_mechanism();
+	redirect_off = getenv("PERWINE_REDIRECT") && strcmp(getenv("PERWINE_REDIRECT"), "0") == 0;
+	get_config(&cfg);
+	/* The guest's kernels have ABI v3: there, only the variable turns it off. */
+	if (redirect_off)
+		want = PERWINE_MECHANISM_SIGSYS;
+	else if (getenv("PERWINE_REQUIRE"))
+		want = PERWINE_MECHANISM_REDIRECT;
+	else
+		want = mechanism;
+	tap_ok(mechanism == want &&
+	       !!(cfg.flags & PERWINE_FLAG_REDIRECT) == (mechanism == PERWINE_MECHANISM_REDIRECT),
+	       "traps come by %s (PERWINE_REDIRECT=%s), as the thread's configuration says (flags %#x)",
+	       mechanism == PERWINE_MECHANISM_REDIRECT ? "redirect" : "SIGSYS",
+	       getenv("PERWINE_REDIRECT") ? getenv("PERWINE_REDIRECT") : "unset", cfg.flags);
+	status = run_child(trap_with_sigsys_blocked);
+	tap_ok(mechanism == PERWINE_MECHANISM_REDIRECT ? exited_with(status, 0) : killed_by(status, SIGSYS),
+	       "with SIGSYS blocked, a trap %s", mechanism == PERWINE_MECHANISM_REDIRECT ?
+	       "still reaches the callback: no signal" : "kills: it is a signal");
 
 	ret = trap6(NR_ECHO, 1, 2, 3, 4, 5, 6);
 	tap_ok(ret == 1 + 4 + 9 + 16 + 25 + 36, "the callback's result is the syscall's result");
@@ -160,6 +276,7 @@ int main(void)
 	perwine_native();
 	tap_ok(ret == -1 && errno == EPERM, "through libc's syscall(): -1 with errno EPERM");
 	tap_ok(trap6(4242, 0, 0, 0, 0, 0, 0) == -ENOSYS, "a callback's -ENOSYS for an unknown number");
+	tap_ok(vectors_survive(), "XMM0-15 survive a trap whose callback zeroes them");
 
 	seen.calls = 0;
 	tap_ok(trap6(NR_NEST, 0, 0, 0, 0, 0, 0) == 101 && seen.calls == 2,

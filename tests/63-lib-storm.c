@@ -113,7 +113,9 @@ static void plain_handler_loop(void)
 		_exit(3);
 	if (plain_v1) {
 		get_config(&cfg);
-		cfg.flags = PERWINE_FLAG_ON;
+		cfg.flags = PERWINE_FLAG_ON;	/* nor the redirect of ABI v3 */
+		cfg.redirect = 0;
+		cfg.redirect_info = 0;
 		if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, &cfg, sizeof(cfg), 0))
 			_exit(5);
 	}

@@ -6,12 +6,16 @@ tap_require_perwine
 run=${top_builddir:-.}/userland/tools/perwine-run
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-tap_plan 12
+tap_plan 14
 
 "$run" --query > "$tmp/q" 2>&1
 tap_check "--query: exit 0 and 'available'" \
 	sh -c 'test "$1" -eq 0 && grep -q "^perwine: *available$" "$2"' sh $? "$tmp/q"
 tap_check "--query of a plain shell: personality 0x00000000" grep -q '^personality: *0x00000000$' "$tmp/q"
+# The guest's kernels have ABI v3: traps come back without a signal.
+tap_check "--query says traps come by redirect" grep -q '^traps: *redirect (no signal)$' "$tmp/q"
+PERWINE_REDIRECT=0 "$run" --query > "$tmp/q0" 2>&1
+tap_check "--query under PERWINE_REDIRECT=0 says SIGSYS" grep -q '^traps: *SIGSYS$' "$tmp/q0"
 "$run" "$run" --query > "$tmp/q2" 2>&1
 tap_check "under perwine-run the personality is PER_WINE (0x00000011)" \
 	grep -q '^personality: *0x00000011$' "$tmp/q2"

@@ -106,6 +106,8 @@ enum {
 	S_WALL_ONLY = 1 << 10,	/* threads at once: one icount vCPU runs them in turn */
 	S_PERWINE_BARE = 1 << 11,	/* PERWINE_PER_WINE with no configuration (after execve) */
 	S_WX = 1 << 12,		/* a JIT page, flipped by OP_WX_FLIP */
+	S_REDIRECT = 1 << 13,	/* with S_PERWINE: traps return to redirect_emulate */
+	S_LIB_SIGSYS = 1 << 14,	/* with S_LIB: PERWINE_REDIRECT=0, the dispatcher by SIGSYS */
 };
 
 /* A row's child cannot measure what it claims: say why and stop it. */
@@ -193,7 +195,9 @@ static const struct row rows[] = {
 	  NATIVE_SYSINFO },
 	{ "trap: perwine selector", S_PERWINE, OP_TRAP_SEL, 0, 1, 4, NATIVE_GETPPID },
 	{ "trap: perwine VMA", S_PERWINE | S_VMA, OP_TRAP_VMA, 0, 1, 4, NATIVE_GETPPID },
+	{ "trap: perwine redirect", S_PERWINE | S_REDIRECT, OP_TRAP_SEL, 0, 1, 4, NATIVE_GETPPID },
 	{ "trap: libperwine dispatcher", S_LIB, OP_TRAP_LIB, 0, 1, 4, NATIVE_GETPPID },
+	{ "trap: libperwine dispatcher, SIGSYS", S_LIB | S_LIB_SIGSYS, OP_TRAP_LIB, 0, 1, 4, NATIVE_GETPPID },
 	{ "trap: SUD", S_SUD, OP_TRAP_SUD, 0, 1, 4, NATIVE_GETPPID },
 	{ "trap: seccomp RET_TRAP", S_SECCOMP_TRAP, OP_TRAP_PLAIN, 0, 1, 4, NATIVE_GETPPID },
 	{ "trap: ptrace SYSEMU", 0, OP_TRAP_PTRACE, 0, 1, 4, NATIVE_GETPPID },
@@ -223,6 +227,27 @@ static long raw_syscall(long nr)
 	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr) : "rcx", "r11", "memory");
 	return ret;
 }
+
+/*
+ * The emulation of the redirect row, emulate() without the signal: the
+ * kernel returns the trapped syscall here, RCX the address after it.
+ * It counts the trap, takes the cause from the record the kernel wrote,
+ * sets the result 0 and the selector back to native, and jumps back; it
+ * uses only the registers a syscall clobbers.  last_code says it was no
+ * SIGSYS.
+ */
+#define CODE_REDIRECT (-2)
+static struct perwine_redirect_info redirect_info __attribute__((used));
+extern const char redirect_emulate[];
+__asm__(".text\n"
+	"redirect_emulate:\n"
+	"	mov redirect_info(%rip), %eax\n"
+	"	mov %eax, %fs:last_errno@tpoff\n"
+	"	movl $-2, %fs:last_code@tpoff\n"
+	"	incq %fs:traps@tpoff\n"
+	"	movb $0, %fs:sel@tpoff\n"
+	"	xor %eax, %eax\n"
+	"	jmp *%rcx\n");
 
 /* The emulation of the raw-handler rows: result 0, selectors back to native. */
 static void emulate(int sig, siginfo_t *si, void *ucv)
@@ -440,6 +465,18 @@ static void thread_setup(int setup)
 			row_fail("prctl(PR_WINE_DISPATCH, ON): %s", strerror(errno));
 		take_per_wine();
 		expect_trap(fire_selector, "selector TRAP", SYS_USER_DISPATCH, PERWINE_TRAP_SELECTOR);
+		if (setup & S_REDIRECT) {
+			struct perwine_config cfg = {
+				.selector = (uintptr_t)&sel,
+				.flags = PERWINE_FLAG_ON | PERWINE_FLAG_REDIRECT,
+				.redirect = (uintptr_t)redirect_emulate,
+				.redirect_info = (uintptr_t)&redirect_info,
+			};
+
+			if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, &cfg, PERWINE_CONFIG_SIZE_VER1, 0))
+				row_fail("prctl(PR_WINE_DISPATCH, SET, REDIRECT): %s", strerror(errno));
+			expect_trap(fire_selector, "redirect", CODE_REDIRECT, PERWINE_TRAP_SELECTOR);
+		}
 		if (setup & S_VMA)
 			expect_trap(fire_vma, "NOSYSCALL page", SYS_USER_DISPATCH, PERWINE_TRAP_VMA);
 	}
@@ -457,12 +494,24 @@ static void thread_setup(int setup)
 		expect_trap(fire_sud, "SUD selector BLOCK", SYS_USER_DISPATCH, 0);
 	}
 	if (setup & S_LIB) {
-		int err = perwine_enable(PERWINE_THREAD_SELECTOR);
+		int want = setup & S_LIB_SIGSYS ? PERWINE_MECHANISM_SIGSYS : PERWINE_MECHANISM_REDIRECT;
+		struct perwine_config cfg;
+		int err;
 
+		if (setup & S_LIB_SIGSYS)
+			setenv("PERWINE_REDIRECT", "0", 1);
+		err = perwine_enable(PERWINE_THREAD_SELECTOR);
 		if (!err)
 			err = perwine_set_dispatcher(lib_emulate, NULL);
 		if (err)
 			row_fail("libperwine: %s", perwine_strerror(err));
+		/* The row measures the way it names, the default one where the kernel has it. */
+		if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, &cfg, sizeof(cfg), 0) ||
+		    perwine_trap_mechanism() != want ||
+		    !(cfg.flags & PERWINE_FLAG_REDIRECT) != (want == PERWINE_MECHANISM_SIGSYS))
+			row_fail("libperwine traps by %s, not by %s",
+				 cfg.flags & PERWINE_FLAG_REDIRECT ? "redirect" : "SIGSYS",
+				 want == PERWINE_MECHANISM_SIGSYS ? "SIGSYS" : "redirect");
 		expect_trap(fire_lib, "libperwine dispatcher", SYS_USER_DISPATCH, PERWINE_TRAP_SELECTOR);
 	}
 	if (setup & S_SECCOMP_TRAP)
@@ -694,6 +743,7 @@ static void targets(const double *c, const int *failed)
 	int vma = find("perwine + VMA present sysinfo"), sud = find("SUD allowed sysinfo");
 	int bare = find("PER_WINE without configuration sysinfo");
 	int tsel = find("trap: perwine selector"), tsud = find("trap: SUD");
+	int tred = find("trap: perwine redirect");
 	int wxn = find(WX_NATIVE), wxp = find("W^X flips: perwine + VMA, per syscall");
 	double pw_extra = c[pw] - c[native], sud_extra = c[sud] - c[native];
 	double bare_extra = c[bare] - c[native];
@@ -719,6 +769,9 @@ static void targets(const double *c, const int *failed)
 	snprintf(want, sizeof(want), "(<= SUD's trap, %.1f)", c[tsud]);
 	target("trap round trip: perwine selector", !failed[tsel] && !failed[tsud], c[tsel],
 	       failed[tsud] ? "(<= SUD's trap)" : want, c[tsel] <= c[tsud]);
+	snprintf(want, sizeof(want), "(<= 1/8 of SUD's trap, %.1f)", c[tsud] / 8);
+	target("trap round trip: perwine redirect", !failed[tred] && !failed[tsud], c[tred],
+	       failed[tsud] ? "(<= 1/8 of SUD's trap)" : want, c[tred] <= c[tsud] / 8);
 }
 
 int main(int argc, char **argv)

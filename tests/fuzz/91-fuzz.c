@@ -166,7 +166,7 @@ static void op_off(void)
 
 static void op_get(void)
 {
-	static const long sizes[] = { sizeof(struct perwine_config), 0, sizeof(struct perwine_config) - 1,
+	static const long sizes[] = { sizeof(struct perwine_config), 0, PERWINE_CONFIG_SIZE_VER0 - 1,
 				      sizeof(struct perwine_config) + 8 };
 	/* GET takes any size >= 32 (ABI v2) and zero-fills past the struct. */
 	struct {
@@ -181,7 +181,7 @@ static void op_get(void)
 	logf_("GET size %ld ptr %ld arg5 %ld", size, ptr, arg5);
 	memset(&buf, 0xa5, sizeof(buf));
 	ret = prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, p, size, arg5);
-	want = size < (long)sizeof(cfg) || arg5 ? -EINVAL : ptr < 2 ? -EFAULT : 0;
+	want = size < PERWINE_CONFIG_SIZE_VER0 || arg5 ? -EINVAL : ptr < 2 ? -EFAULT : 0;
 	cfg = buf.cfg;
 	if (want == 0 && size > (long)sizeof(cfg) && buf.tail != 0)
 		fail("GET zero-fills past the struct", (long)buf.tail, 0);

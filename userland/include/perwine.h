@@ -28,7 +28,7 @@ struct sigaction;
 
 /* The version of this header; perwine_version() gives the library's. */
 #define PERWINE_VERSION_MAJOR	0
-#define PERWINE_VERSION_MINOR	2
+#define PERWINE_VERSION_MINOR	3
 #define PERWINE_VERSION_MICRO	0
 
 #ifdef __cplusplus
@@ -71,6 +71,8 @@ struct perwine_config {
 	uint64_t len;
 	uint32_t flags;
 	uint32_t reserved;
+	uint64_t redirect;	/* ABI v3: PERWINE_FLAG_REDIRECT's entry */
+	uint64_t redirect_info;	/* ABI v3: a struct perwine_redirect_info, or 0 */
 };
 #endif /* PR_WINE_DISPATCH */
 
@@ -86,6 +88,28 @@ struct perwine_config {
 #endif
 #ifndef PERWINE_CONFIG_SIZE_VER0
 #define PERWINE_CONFIG_SIZE_VER0	32	/* sizeof(struct perwine_config), v1 */
+#endif
+
+/*
+ * ABI v3: a trapped 64-bit syscall returns to the entry at
+ * perwine_config.redirect, registers untouched but RIP, instead of
+ * raising SIGSYS; the kernel first fills the optional record at
+ * perwine_config.redirect_info.
+ */
+#ifndef PERWINE_FLAG_REDIRECT
+#define PERWINE_FLAG_REDIRECT	0x8
+#endif
+/* ABI v3: dispatch on by the configuration alone, whatever the personality. */
+#ifndef PERWINE_FLAG_ACTIVATE
+#define PERWINE_FLAG_ACTIVATE	0x4
+#endif
+#ifndef PERWINE_CONFIG_SIZE_VER1
+#define PERWINE_CONFIG_SIZE_VER1	48	/* with redirect and redirect_info */
+struct perwine_redirect_info {
+	uint32_t cause;		/* PERWINE_TRAP_SELECTOR or PERWINE_TRAP_VMA */
+	uint32_t nr;		/* the syscall number */
+	uint64_t site;		/* address of the syscall instruction */
+};
 #endif
 
 /* ABI v2: a stopped tracee's configuration (addr = size, data = config). */
@@ -149,6 +173,17 @@ static inline void perwine_trap(void)
 /* 1 when this kernel and CPU can do perwine; else 0 and why in *reason. */
 int perwine_available(const char **reason);
 
+/*
+ * How perwine_set_dispatcher() hands a trap to its callback here:
+ * PERWINE_MECHANISM_REDIRECT where the kernel returns trapped syscalls to
+ * the library's entry (ABI v3, no signal), PERWINE_MECHANISM_SIGSYS
+ * elsewhere.  The environment variable PERWINE_REDIRECT=0 asks for
+ * SIGSYS, for debugging and for tests of both ways.
+ */
+#define PERWINE_MECHANISM_SIGSYS	1
+#define PERWINE_MECHANISM_REDIRECT	2
+int perwine_trap_mechanism(void);
+
 /* A message for a -errno returned by a perwine_* function. */
 const char *perwine_strerror(int err);
 
@@ -158,7 +193,9 @@ const char *perwine_version(void);
 /*
  * Per thread: register selector (or NULL: PROT_NOSYSCALL regions only)
  * with the library's always-native range, then switch the personality
- * type to PERWINE_PER_WINE, keeping the personality flags.  0 or -errno.
+ * type to PERWINE_PER_WINE, keeping the personality flags; where a
+ * sandbox refuses that personality, switch dispatch on with
+ * PERWINE_FLAG_ACTIVATE instead (ABI v3).  0 or -errno.
  */
 int perwine_enable(volatile uint8_t *selector);
 int perwine_disable(void);
@@ -167,8 +204,11 @@ int perwine_disable(void);
 typedef long (*perwine_callback)(long nr, const long args[6], void *ctx);
 
 /*
- * Process wide: install the SIGSYS dispatcher that calls cb for every
- * trapped syscall (cb NULL: put back the previous SIGSYS action).
+ * Process wide: install the dispatcher that calls cb for every trapped
+ * syscall (cb NULL: put back the previous SIGSYS action).  Threads
+ * enabled afterwards, and the calling thread, get their traps through
+ * the redirect entry where perwine_trap_mechanism() says so; SIGSYS
+ * reaches the same callback everywhere else.
  */
 int perwine_set_dispatcher(perwine_callback cb, void *ctx);
 

@@ -14,12 +14,19 @@
  * an ABI v1 kernel the library stores NATIVE itself and puts the byte
  * back before returning (enter_native/leave_native below).
  *
+ * On a kernel with PERWINE_FLAG_REDIRECT (ABI v3) the simple dispatcher
+ * takes no signal at all: the kernel returns a trapped syscall to
+ * perwine_redirect_entry with the registers as the syscall instruction
+ * left them, and the entry calls the callback (below).
+ *
  * The SIGSYS handler is installed with the raw rt_sigaction syscall:
  * glibc's sigaction() always puts in its own restorer, whose rt_sigreturn
  * would trap on a v1 kernel while the selector says TRAP.  Ours lives in
  * the always-native range (native.c).
  */
+#include <cpuid.h>
 #include <errno.h>
+#include <linux/audit.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,6 +36,7 @@
 #include <ucontext.h>
 
 #include "internal.h"
+
 
 /* struct sigaction as the x86-64 kernel takes it. */
 struct kernel_sigaction {
@@ -171,6 +179,176 @@ static void dispatch(int sig, siginfo_t *si, void *ucv)
 	leave_native(sel, resume);
 }
 
+/*
+ * The redirect entry.  The kernel returns here instead of raising
+ * SIGSYS, with RAX the syscall number, the six argument registers,
+ * RCX the address after the syscall instruction, R11 the RFLAGS, and
+ * RSP where the trapped code had it.  A syscall keeps every register
+ * but RAX, RCX and R11, the vector and x87 state included, and so must
+ * the entry, whatever the callback and libc do to them: it steps over
+ * the red zone below RSP, which the trapped code may use, saves the
+ * general registers a C call may change with the return address, then
+ * the extended state with XSAVE (FXSAVE where the CPU has none) in an
+ * area of perwine_xsave_size bytes aligned to 64, and calls
+ * perwine_redirect_dispatch() with the number and the saved registers:
+ * the first six words are the arguments, in the order the callback
+ * takes them, and the seventh the number, where the result goes.  Then
+ * it restores it all, with the result in RAX, RFLAGS in R11 as SYSRET
+ * leaves it, and jumps to the return address.  RBX and RBP, which the
+ * C function keeps, hold the stack to come back to and the frame.
+ */
+#define PERWINE_XSAVE_MASK	0xff	/* x87, SSE, AVX, MPX, AVX-512: not AMX */
+
+unsigned long perwine_xsave_size PERWINE_HIDDEN = 512 + 64;
+int perwine_xsave PERWINE_HIDDEN;
+
+__asm__(".text\n"
+	".balign 16\n"
+	".globl perwine_redirect_entry\n"
+	".hidden perwine_redirect_entry\n"
+	".type perwine_redirect_entry, @function\n"
+	"perwine_redirect_entry:\n"
+	"	lea -128(%rsp), %rsp\n"
+	"	push %rbx\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbx\n"
+	"	and $-16, %rsp\n"
+	"	push %rcx\n"
+	"	push %r11\n"
+	"	push %rax\n"
+	"	push %r9\n"
+	"	push %r8\n"
+	"	push %r10\n"
+	"	push %rdx\n"
+	"	push %rsi\n"
+	"	push %rdi\n"
+	"	mov %rsp, %rbp\n"
+	"	sub perwine_xsave_size(%rip), %rsp\n"
+	"	and $-64, %rsp\n"
+	"	cmpl $0, perwine_xsave(%rip)\n"
+	"	je 1f\n"
+	/* XRSTOR wants the header's reserved bytes zero. */
+	"	xor %eax, %eax\n"
+	"	mov %rax, 512(%rsp)\n	mov %rax, 520(%rsp)\n"
+	"	mov %rax, 528(%rsp)\n	mov %rax, 536(%rsp)\n"
+	"	mov %rax, 544(%rsp)\n	mov %rax, 552(%rsp)\n"
+	"	mov %rax, 560(%rsp)\n	mov %rax, 568(%rsp)\n"
+	"	mov $" PERWINE_STR(PERWINE_XSAVE_MASK) ", %eax\n"
+	"	xor %edx, %edx\n"
+	"	xsave64 (%rsp)\n"
+	"	jmp 2f\n"
+	"1:	fxsave64 (%rsp)\n"
+	"2:	cld\n"
+	"	movslq 48(%rbp), %rdi\n"
+	"	mov %rbp, %rsi\n"
+	"	call perwine_redirect_dispatch\n"
+	"	mov %rax, 48(%rbp)\n"
+	"	cmpl $0, perwine_xsave(%rip)\n"
+	"	je 3f\n"
+	"	mov $" PERWINE_STR(PERWINE_XSAVE_MASK) ", %eax\n"
+	"	xor %edx, %edx\n"
+	"	xrstor64 (%rsp)\n"
+	"	jmp 4f\n"
+	"3:	fxrstor64 (%rsp)\n"
+	"4:	mov %rbp, %rsp\n"
+	"	pop %rdi\n"
+	"	pop %rsi\n"
+	"	pop %rdx\n"
+	"	pop %r10\n"
+	"	pop %r8\n"
+	"	pop %r9\n"
+	"	pop %rax\n"
+	"	mov (%rsp), %r11\n"
+	"	popfq\n"
+	"	pop %rcx\n"
+	"	mov %rbx, %rsp\n"
+	"	pop %rbp\n"
+	"	pop %rbx\n"
+	"	lea 128(%rsp), %rsp\n"
+	"	jmp *%rcx\n"
+	".size perwine_redirect_entry, . - perwine_redirect_entry\n");
+
+/* The size of the XSAVE area of the features the system enabled. */
+__attribute__((constructor)) static void find_xsave(void)
+{
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+		return;
+	__cpuid_count(0xd, 0, a, b, c, d);
+	if (b < 512 + 64)
+		return;
+	perwine_xsave_size = b;
+	perwine_xsave = 1;
+}
+
+/* The registers perwine_redirect_entry saved, args[] first. */
+struct redirect_frame {
+	long args[6];
+	long rax;			/* the number; the result on the way back */
+	unsigned long rflags;
+	unsigned long rip;		/* after the syscall instruction */
+};
+
+long perwine_redirect_dispatch(long nr, struct redirect_frame *f) PERWINE_HIDDEN;
+
+/*
+ * A redirected trap: what dispatch() does for a SIGSYS, without the
+ * signal.  The selector says why the syscall trapped: TRAP, the
+ * selector; NATIVE, or none, the VMA rule.  A dispatcher that cannot
+ * take it (a context dispatcher, or none, installed after this thread
+ * was enabled) gets it as SIGSYS: the thread drops the redirect and the
+ * syscall instruction runs again, every register as it was.
+ */
+long perwine_redirect_dispatch(long nr, struct redirect_frame *f)
+{
+	const struct dispatcher *d = atomic_load_explicit(&current, memory_order_acquire);
+	volatile uint8_t *sel = perwine_self.selector;
+	const siginfo_t *outer = perwine_self.trap;
+	struct perwine_redirect_trap *outer_redirect = perwine_self.redirected;
+	struct perwine_redirect_trap trap;
+	int saved_errno;
+	uint8_t resume;
+	long ret;
+
+	if (!d || !d->cb) {
+		/* Unless the kernel refuses: it would come back here forever. */
+		if (perwine_thread_redirect(0))
+			return -ENOSYS;
+		f->rip -= PERWINE_SYSCALL_INSN_LEN;
+		return f->rax;
+	}
+	saved_errno = errno;
+	resume = sel ? *sel : PERWINE_NATIVE;
+	if (resume != PERWINE_NATIVE)
+		*sel = PERWINE_NATIVE;
+	trap.si_built = 0;
+	trap.cause = resume == PERWINE_TRAP ? PERWINE_TRAP_SELECTOR : PERWINE_TRAP_VMA;
+	trap.nr = nr;
+	trap.site = f->rip - PERWINE_SYSCALL_INSN_LEN;
+	perwine_self.trap = &trap.si;
+	perwine_self.redirected = &trap;
+	ret = d->cb(nr, f->args, d->ctx);
+	perwine_self.trap = outer;
+	perwine_self.redirected = outer_redirect;
+	if (resume != PERWINE_NATIVE)
+		*sel = resume;
+	errno = saved_errno;
+	return ret;
+}
+
+/*
+ * The dispatcher installed now takes redirected traps: a callback.  A
+ * thread enabled before any is installed keeps SIGSYS, which an emulator
+ * with a SIGSYS handler of its own expects, until it installs one.
+ */
+int perwine_dispatcher_redirects(void)
+{
+	const struct dispatcher *d = atomic_load_explicit(&current, memory_order_acquire);
+
+	return d && d->cb;
+}
+
 /* Install, replace or (d NULL) remove the dispatcher. */
 static int install(const struct dispatcher *d)
 {
@@ -223,18 +401,48 @@ static int set_dispatcher(perwine_callback cb, perwine_context_handler handler, 
 	return install(d);
 }
 
+/*
+ * The calling thread follows the dispatcher at once: the redirect for a
+ * callback, SIGSYS for a context handler.  Other threads change at their
+ * next perwine_enable(), or, for a context handler, at their next trap.
+ */
 int perwine_set_dispatcher(perwine_callback cb, void *ctx)
 {
-	return set_dispatcher(cb, NULL, ctx, 0);
+	int ret = set_dispatcher(cb, NULL, ctx, 0);
+
+	if (ret == 0 && cb)
+		perwine_thread_redirect(1);
+	return ret;
 }
 
 int perwine_set_context_dispatcher(perwine_context_handler handler, void *ctx, unsigned int flags)
 {
-	return set_dispatcher(NULL, handler, ctx, flags);
+	int ret = set_dispatcher(NULL, handler, ctx, flags);
+
+	if (ret == 0 && handler)
+		perwine_thread_redirect(0);
+	return ret;
+}
+
+/* What the kernel would have put in the SIGSYS of a redirected trap. */
+static void build_siginfo(struct perwine_redirect_trap *t)
+{
+	memset(&t->si, 0, sizeof(t->si));
+	t->si.si_signo = SIGSYS;
+	t->si.si_code = SYS_USER_DISPATCH;
+	t->si.si_errno = t->cause;
+	t->si.si_call_addr = (void *)(t->site + PERWINE_SYSCALL_INSN_LEN);
+	t->si.si_syscall = (int)t->nr;
+	t->si.si_arch = AUDIT_ARCH_X86_64;
+	t->si_built = 1;
 }
 
 const siginfo_t *perwine_trap_info(void)
 {
+	struct perwine_redirect_trap *t = perwine_self.redirected;
+
+	if (t && perwine_self.trap == &t->si && !t->si_built)
+		build_siginfo(t);
 	return perwine_self.trap;
 }
 

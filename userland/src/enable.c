@@ -3,7 +3,9 @@
  * Probing the kernel and turning perwine on and off for one thread.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -14,6 +16,15 @@
 
 __thread volatile uint8_t perwine_thread_selector;
 __thread struct perwine_thread perwine_self;
+
+/*
+ * The library's own syscalls go through perwine_native_syscall(), so that they
+ * run natively even when the caller's selector still says TRAP.
+ */
+static long native_prctl(long op, long a2, long a3, long a4, long a5)
+{
+	return perwine_native_syscall(SYS_prctl, op, a2, a3, a4, a5, 0);
+}
 
 /* Does the config of the running kernel say the option is off? */
 static int config_says_off(void)
@@ -59,6 +70,27 @@ static int personality_refused(void)
 	return 0;
 }
 
+/*
+ * Where the personality is refused, can PERWINE_FLAG_ACTIVATE switch
+ * dispatch on instead (ABI v3)?  An enabled thread has shown it; a
+ * thread without a configuration tries it, with no selector, and turns
+ * it off again; one configured by someone else is left alone.
+ */
+static int activate_works(void)
+{
+	struct perwine_config cfg = { .flags = PERWINE_FLAG_ON | PERWINE_FLAG_ACTIVATE };
+	struct perwine_config now;
+
+	if (perwine_self.enabled)
+		return perwine_self.activate;
+	if (native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_GET, (long)&now, sizeof(now), 0) || now.flags)
+		return 0;
+	if (native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, (long)&cfg, PERWINE_CONFIG_SIZE_VER0, 0))
+		return 0;
+	native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
+	return 1;
+}
+
 int perwine_available(const char **reason)
 {
 	const char *why = NULL;
@@ -72,8 +104,9 @@ int perwine_available(const char **reason)
 			why = "the kernel was built without CONFIG_PER_WINE_DISPATCH";
 		else
 			why = "the kernel lacks the perwine patches (PR_WINE_DISPATCH is unknown)";
-	} else if (personality_refused()) {
-		why = "a sandbox refuses personality(PER_WINE) (a seccomp filter such as Flatpak's or Docker's)";
+	} else if (personality_refused() && !activate_works()) {
+		why = "a sandbox refuses personality(PER_WINE) (a seccomp filter such as Flatpak's or Docker's), "
+		      "and the kernel lacks PERWINE_FLAG_ACTIVATE";
 	}
 #else
 	why = "perwine exists on x86-64 only";
@@ -101,14 +134,6 @@ const char *perwine_strerror(int err)
 	}
 }
 
-/*
- * The library's own syscalls go through perwine_native_syscall(), so that they
- * run natively even when the caller's selector still says TRAP.
- */
-static long native_prctl(long op, long a2, long a3, long a4, long a5)
-{
-	return perwine_native_syscall(SYS_prctl, op, a2, a3, a4, a5, 0);
-}
 
 /* Replace the type byte of the personality; returns the old type or -errno. */
 static int set_personality_type(int type)
@@ -124,34 +149,113 @@ static int set_personality_type(int type)
 	return cur & PERWINE_PER_MASK;
 }
 
+/*
+ * Does the kernel know PERWINE_FLAG_REDIRECT (ABI v3)?  A SET of the
+ * 48-byte structure with the flag but not ON changes nothing anywhere:
+ * ABI v3 refuses the flag without ON (EINVAL), ABI v2 the non-zero
+ * bytes past its 32 (E2BIG), ABI v1 the operation (EINVAL, and no SET
+ * at all, which kernel_has_set() tells apart).
+ */
+static int kernel_has_redirect(void)
+{
+	static _Atomic int known;	/* 0 unknown, 1 no, 2 yes */
+	int k = atomic_load(&known);
+
+	if (!k) {
+		struct perwine_config cfg = {
+			.flags = PERWINE_FLAG_REDIRECT,
+			.redirect = (uintptr_t)perwine_redirect_entry,
+		};
+		long v3 = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, (long)&cfg,
+				       PERWINE_CONFIG_SIZE_VER1, 0);
+		/* ABI v2 faults on a NULL SET, ABI v1 has no SET. */
+		long v2 = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, 0,
+				       PERWINE_CONFIG_SIZE_VER0, 0);
+
+		k = v3 == -EINVAL && v2 == -EFAULT ? 2 : 1;
+		atomic_store(&known, k);
+	}
+	return k == 2;
+}
+
+int perwine_trap_mechanism(void)
+{
+	const char *env = getenv("PERWINE_REDIRECT");
+
+	if (env && strcmp(env, "0") == 0)
+		return PERWINE_MECHANISM_SIGSYS;
+	return kernel_has_redirect() ? PERWINE_MECHANISM_REDIRECT : PERWINE_MECHANISM_SIGSYS;
+}
+
+/*
+ * The configuration of the calling thread, with or without the redirect,
+ * and switched on by the personality or by PERWINE_FLAG_ACTIVATE.
+ */
+static long set_config(volatile uint8_t *selector, int redirect, int activate)
+{
+	struct perwine_config cfg = {
+		.selector = (uintptr_t)selector,
+		.start = (uintptr_t)perwine_native_begin,
+		.len = perwine_native_end - perwine_native_begin,
+		.flags = PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE |
+			 (activate ? PERWINE_FLAG_ACTIVATE : 0),
+	};
+	size_t size = PERWINE_CONFIG_SIZE_VER0;
+
+	if (redirect) {
+		cfg.flags |= PERWINE_FLAG_REDIRECT;
+		cfg.redirect = (uintptr_t)perwine_redirect_entry;
+		size = PERWINE_CONFIG_SIZE_VER1;
+	}
+	return native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, (long)&cfg, size, 0);
+}
+
+int perwine_thread_redirect(int on)
+{
+	long ret;
+
+	if (!perwine_self.enabled || perwine_self.redirect == on)
+		return 0;
+	if (on && perwine_trap_mechanism() != PERWINE_MECHANISM_REDIRECT)
+		return 0;
+	ret = set_config(perwine_self.selector, on, perwine_self.activate);
+	if (ret == 0)
+		perwine_self.redirect = on;
+	return ret;
+}
+
 int perwine_enable(volatile uint8_t *selector)
 {
 	unsigned long start = (unsigned long)perwine_native_begin;
 	unsigned long len = perwine_native_end - perwine_native_begin;
+	int redirect = perwine_dispatcher_redirects() &&
+		       perwine_trap_mechanism() == PERWINE_MECHANISM_REDIRECT;
 	long ret;
 	int old;
 
-	struct perwine_config cfg = {
-		.selector = (uintptr_t)selector,
-		.start = start,
-		.len = len,
-		.flags = PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE,
-	};
-
 	if (perwine_self.enabled)
 		return -EEXIST;
-	/* ABI v2: the kernel keeps the selector NATIVE in every signal handler. */
-	ret = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, (long)&cfg, sizeof(cfg), 0);
+	/*
+	 * ABI v2: the kernel keeps the selector NATIVE in every signal
+	 * handler; ABI v3 also returns traps to the redirect entry.
+	 */
+	ret = set_config(selector, redirect, 0);
 	/* ABI v1 knows no SET: the library wraps handlers instead. */
 	if (ret == -EINVAL)
 		ret = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (long)selector, start, len);
 	if (ret < 0)
 		return ret == -EINVAL ? -ENOSYS : ret;
 	old = set_personality_type(PERWINE_PER_WINE);
+	/* A sandbox refuses the personality: ABI v3 has the flag instead. */
+	if (old < 0 && set_config(selector, redirect, 1) == 0) {
+		perwine_self.activate = 1;
+		old = PER_LINUX;
+	}
 	if (old < 0) {
 		native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
 		return old;
 	}
+	perwine_self.redirect = redirect;
 	perwine_self.selector = selector;
 	perwine_self.old_type = old == PERWINE_PER_WINE ? PER_LINUX : old;
 	perwine_self.enabled = 1;
@@ -164,13 +268,16 @@ int perwine_disable(void)
 
 	if (!perwine_self.enabled)
 		return -ENOENT;
-	ret = set_personality_type(perwine_self.old_type);
+	/* A thread enabled by PERWINE_FLAG_ACTIVATE kept its personality. */
+	ret = perwine_self.activate ? 0 : set_personality_type(perwine_self.old_type);
 	if (ret < 0)
 		return ret;
 	ret = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_OFF, 0, 0, 0);
 	if (ret < 0)
 		return ret;
 	perwine_self.selector = NULL;
+	perwine_self.redirect = 0;
+	perwine_self.activate = 0;
 	perwine_self.enabled = 0;
 	return 0;
 }

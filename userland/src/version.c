@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include "perwine.h"
-
-#define PERWINE_STR_(x) #x
-#define PERWINE_STR(x) PERWINE_STR_(x)
+#include "internal.h"
 
 /* The version of the library that runs, which may be newer than the header. */
 const char *perwine_version(void)

@@ -103,6 +103,9 @@ static int query(void)
 	printf("perwine:         %s\n", ok ? "available" : why);
 	printf("PER_WINE:        0x%04x\n", PERWINE_PER_WINE);
 	printf("PROT_NOSYSCALL:  %s\n", nosyscall_supported() ? "supported" : "refused");
+	printf("traps:           %s\n", !ok ? "none" :
+	       perwine_trap_mechanism() == PERWINE_MECHANISM_REDIRECT ?
+	       "redirect (no signal)" : "SIGSYS");
 	printf("personality:     0x%08x\n", personality(0xffffffff));
 	return ok ? 0 : 1;
 }
