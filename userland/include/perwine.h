@@ -87,7 +87,7 @@ struct perwine_config {
 #define PERWINE_FLAG_SIGNAL_NATIVE	0x2	/* the selector follows signal delivery */
 #endif
 #ifndef PERWINE_CONFIG_SIZE_VER0
-#define PERWINE_CONFIG_SIZE_VER0	32	/* sizeof(struct perwine_config), v1 */
+#define PERWINE_CONFIG_SIZE_VER0	32	/* its first version, without the redirect */
 #endif
 
 /*
