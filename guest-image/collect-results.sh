@@ -91,7 +91,7 @@ if [ "$mode" = bench ]; then
 	else
 		# The run's result files: its table as printed, its metadata,
 		# and both as Markdown (what make docs puts in the docs).
-		awk '/^row  / { t = 1 } t { print } /^bench: / { exit }' "$log" >"$dest/bench-table.txt"
+		bench_table "$log" >"$dest/bench-table.txt"
 		(run_meta "$name" "$dest") >"$dest/meta.txt" || bad=1
 		"$PERWINE_TOP/scripts/update-docs.sh" --render "bench-$PERWINE_KERNEL" "$dest" >"$dest/bench-results.md" ||
 			bad=1

@@ -39,7 +39,7 @@ for row in 'native sysinfo' 'SUD allowed sysinfo' 'seccomp allow-all sysinfo' 't
 	'trap: seccomp RET_TRAP'; do
 	grep -q "^\"$row\"," "$dest/bench-results.csv" || die "$log: row '$row' was not measured"
 done
-awk '/^row  / { t = 1 } t { print } /^bench: / { exit }' "$log" >"$dest/bench-table.txt"
+bench_table "$log" >"$dest/bench-table.txt"
 (run_meta "$name" "$dest") >"$dest/meta.txt"
 say "stock kernel: $(grep '^bench: ' "$log") (the perwine rows fail here by design)"
 say "results: $dest (make docs imports them)"

@@ -115,6 +115,12 @@ hash_files() {
 	done | sha256sum | cut -c1-16
 }
 
+# bench_table LOG: the benchmark's table as perwine-bench printed it in
+# LOG, from its header row to its summary line (bench-table.txt).
+bench_table() {
+	awk '/^row  / { t = 1 } t { print } /^bench: / { exit }' "$1"
+}
+
 # run_meta NAME DEST: the metadata of guest run NAME whose results are in
 # DEST (boot-guest.sh's record, the guest's kernel release, the series),
 # as "key: value" lines for a result file.
