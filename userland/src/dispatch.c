@@ -37,7 +37,6 @@
 
 #include "internal.h"
 
-
 /* struct sigaction as the x86-64 kernel takes it. */
 struct kernel_sigaction {
 	void *handler;
@@ -468,7 +467,7 @@ static void wrap_handler(int sig, siginfo_t *si, void *uc)
 }
 
 /* Does this kernel have ABI v2 (SET, SIGNAL_NATIVE)?  A NULL SET faults there. */
-static int kernel_signal_native(void)
+int perwine_kernel_signal_native(void)
 {
 	static _Atomic int known;	/* 0 unknown, 1 no, 2 yes */
 	int k = atomic_load(&known);
@@ -494,7 +493,7 @@ int perwine_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 	if (sig >= 32 && sig < SIGRTMIN)
 		return -EINVAL;
 	/* The kernel keeps the selector right around every handler. */
-	if (kernel_signal_native())
+	if (perwine_kernel_signal_native())
 		return sigaction(sig, act, old) ? -errno : 0;
 
 	ret = sigaction_raw(sig, NULL, &kold);

@@ -134,7 +134,6 @@ const char *perwine_strerror(int err)
 	}
 }
 
-
 /* Replace the type byte of the personality; returns the old type or -errno. */
 static int set_personality_type(int type)
 {
@@ -153,8 +152,8 @@ static int set_personality_type(int type)
  * Does the kernel know PERWINE_FLAG_REDIRECT (ABI v3)?  A SET of the
  * 48-byte structure with the flag but not ON changes nothing anywhere:
  * ABI v3 refuses the flag without ON (EINVAL), ABI v2 the non-zero
- * bytes past its 32 (E2BIG), ABI v1 the operation (EINVAL, and no SET
- * at all, which kernel_has_set() tells apart).
+ * bytes past its 32 (E2BIG), ABI v1 the operation (EINVAL as well:
+ * perwine_kernel_signal_native() tells it apart).
  */
 static int kernel_has_redirect(void)
 {
@@ -168,11 +167,8 @@ static int kernel_has_redirect(void)
 		};
 		long v3 = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, (long)&cfg,
 				       PERWINE_CONFIG_SIZE_VER1, 0);
-		/* ABI v2 faults on a NULL SET, ABI v1 has no SET. */
-		long v2 = native_prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, 0,
-				       PERWINE_CONFIG_SIZE_VER0, 0);
 
-		k = v3 == -EINVAL && v2 == -EFAULT ? 2 : 1;
+		k = v3 == -EINVAL && perwine_kernel_signal_native() ? 2 : 1;
 		atomic_store(&known, k);
 	}
 	return k == 2;

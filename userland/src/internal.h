@@ -53,6 +53,8 @@ extern unsigned long perwine_xsave_size PERWINE_HIDDEN;
 extern int perwine_xsave PERWINE_HIDDEN;
 /* Whether the dispatcher installed now takes redirected traps. */
 int perwine_dispatcher_redirects(void) PERWINE_HIDDEN;
+/* ABI v2 (SET, SIGNAL_NATIVE), asked of the kernel once (dispatch.c). */
+int perwine_kernel_signal_native(void) PERWINE_HIDDEN;
 /* Register or drop the redirect for the calling, enabled thread. */
 int perwine_thread_redirect(int on) PERWINE_HIDDEN;
 
