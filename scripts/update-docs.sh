@@ -41,7 +41,7 @@ export LC_ALL=C
 results=$PERWINE_TOP/docs/results
 docs=("$PERWINE_TOP/README.md" "$PERWINE_TOP"/docs/*.md "$PERWINE_TOP/wine/README.md")
 views=(bench-6.1 bench-6.12 bench-compare bench-v2-6.1 bench-v2-6.12 bench-stock-6.1 bench-stock-6.12
-	bench-production bench-headline production-headline wine-bench wine-check
+	bench-production bench-headline production-headline wine-bench wine-headline wine-check
 	test-counts ci-timings)
 
 need() { [ -f "$1" ] || die "no result file $1 (make the run, then scripts/update-docs.sh --import)"; }
@@ -244,6 +244,43 @@ render_wine_bench() {
 		}' "$dir/bench.tsv"
 }
 
+# The README's Wine table: what each mechanism adds to two Win32 loops
+# over Wine without dispatch, and what a trapped raw syscall costs.
+render_wine_headline() {
+	local dir=$1
+	need "$dir/bench.tsv"
+	need "$dir/meta.txt"
+	awk -F'\t' -v date="$(sed -n 's/^date: //p' "$dir/meta.txt" | cut -c1-10)" '
+		NR > 1 { v[$1 SUBSEP $2] = $3 }
+		function cost(m, r) {
+			if (v[m SUBSEP r] == "" || v["none" SUBSEP r] == "") return "-"
+			return sprintf("%+.0f", v[m SUBSEP r] - v["none" SUBSEP r])
+		}
+		function trap(m, alt,   x) {
+			x = v[m SUBSEP "NtGetCurrentProcessorNumber raw minus export"]
+			if (x == "") return "-"
+			x = sprintf("%.0f", x)
+			if (alt != "" && v[alt SUBSEP "NtGetCurrentProcessorNumber raw minus export"] != "")
+				x = x sprintf(" (by `SIGSYS`: %.0f)", v[alt SUBSEP "NtGetCurrentProcessorNumber raw minus export"])
+			return x
+		}
+		END {
+			w32 = "Win32 SetFilePointer+ReadFile"
+			wx = "W^X JIT: VirtualProtect RW, write, RX, call, ReadFile"
+			print "| guest instructions (Wine 11.10, 6.1, icount, " date ") | SUD, unpatched kernel | Proton'"'"'s seccomp filter | SUD, this series | perwine drop-in | perwine VMA |"
+			print "|---|--:|--:|--:|--:|--:|"
+			printf "| added to a Win32 loop (`SetFilePointer` + `ReadFile`, %.0f without dispatch) | %s | %s | %s | %s | %s |\n",
+				v["none" SUBSEP w32], cost("stock-sud", w32), cost("proton", w32), cost("off", w32),
+				cost("dropin", w32), cost("vma", w32)
+			printf "| added to a W^X JIT loop (`VirtualProtect` RW, write, RX, call, `ReadFile`; %.0f) | %s | %s | %s | %s | %s |\n",
+				v["none" SUBSEP wx], cost("stock-sud", wx), cost("proton", wx), cost("off", wx),
+				cost("dropin", wx), cost("vma", wx)
+			printf "| a trapped raw syscall (raw minus export) | %s | %s | %s | %s | %s |\n",
+				trap("stock-sud", ""), trap("proton", ""), trap("off", ""),
+				trap("dropin", "dropin-sigsys"), trap("vma", "vma-sigsys")
+		}' "$dir/bench.tsv"
+}
+
 render_wine_check() {
 	local dir=$1
 	need "$dir/wine-check.tap"
@@ -302,6 +339,7 @@ render() {
 	production-headline) render_production_headline ;;
 	bench-headline) render_headline "$results/vm-bench-6.1" "$results/vm-bench-6.1-stock" ;;
 	wine-bench | wine-check) "render_${view/-/_}" "${dir:-$results/$view}" ;;
+	wine-headline) render_wine_headline "${dir:-$results/wine-bench}" ;;
 	test-counts) render_test_counts ;;
 	ci-timings) render_ci_timings "${dir:-$results/ci}" ;;
 	*) die "no view '$view' (views: ${views[*]})" ;;

@@ -10,7 +10,12 @@
 #
 #   wine/vm-wine-check.sh BZIMAGE IMAGE
 #   PERWINE_WINE_BENCH=1 ...   the syscall benchmark instead, in an
-#                              icount guest (instructions per call)
+#                              icount guest (instructions per call): the
+#                              modes none, proton, off, dropin-sigsys,
+#                              dropin, vma-sigsys and vma, then mode off
+#                              on the unpatched kernel of the same config
+#                              (column stock-sud), and the targets
+#                              (wine/bench-targets.sh)
 #   WINE_CHECK_MODES=... etc.  wine/wine-check.sh's WINE_CHECK_* knobs, passed
 #                              on (more rounds may need a longer PERWINE_TIMEOUT)
 #
@@ -42,7 +47,7 @@ say "building wine/tests (log: $log)"
 	for p in rawsyscall syscallbench; do
 		x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$share/$p.exe" "$tests/$p.c"
 	done
-	for p in int2d nopersonality; do
+	for p in int2d nopersonality abiprobe; do
 		gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$share/$p" "$tests/$p.c"
 	done
 	"$build/tools/winegcc/winegcc" --wine-objdir "$build" -I"$dir/src/include" -shared -nodefaultlibs \
@@ -62,20 +67,22 @@ for v in WINE_CHECK_TESTS WINE_CHECK_MODES WINE_CHECK_ROUNDS WINE_CHECK_TIMEOUT 
 	[ -z "${!v+set}" ] || env="$env $v=$(printf '%q' "${!v}")"
 done
 # The TAP points a run gives with no WINE_CHECK_* knob set, pinned: a
-# run that gives fewer passes on less, and fails.  17 for the check (the
+# run that gives fewer passes on less, and fails.  18 for the check (the
 # six conformance tests; in each of the three modes perwine in play,
 # rawsyscall and its ELF-builtin case; rawsyscall with the personality
-# refused in the two perwine modes), 14 for the benchmark (in play,
-# rawsyscall and its ELF-builtin case in each mode, the two runs with
-# the personality refused, a syscallbench point per mode); and where
+# refused in the two perwine modes, and trapped in drop-in mode), 40 for
+# the benchmark (in play, rawsyscall, its ELF-builtin case and a
+# syscallbench point in each of the seven modes, the three runs with
+# the personality refused or trapped; the same four for mode off on the
+# stock kernel; five targets); and where
 # the CPU gives int $0x2d the right error code (the fixed QEMU, KVM),
 # the int2d point and, in the check, test_direct_syscalls in each mode.
-args= name=wine-check points=17
+args= name=wine-check points=18
 if [ -n "${PERWINE_WINE_BENCH:-}" ]; then
 	# The benchmark alone, counted in guest instructions.
 	export PERWINE_BENCH_CLOCK=icount
 	env="$env WINE_CHECK_TESTS=' ' WINE_FIXED_QEMU=0"
-	args=--bench name=wine-bench points=14
+	args=--bench name=wine-bench points=40
 elif [ "${PERWINE_WINE_FIXED_QEMU:-1}" != 0 ]; then
 	PERWINE_QEMU=${PERWINE_QEMU:-$("$PERWINE_TOP/guest-image/build-qemu.sh")}
 	export PERWINE_QEMU
@@ -92,10 +99,26 @@ export PERWINE_TIMEOUT=${PERWINE_TIMEOUT:-5400}
 real=$(realpath "$dir")
 export PERWINE_CMD="mkdir -p ${real%/*} && ln -sfn /mnt/share $real && \
 $env PERWINE_REQUIRE=1 bash /mnt/share/share/wine-check.sh $args /mnt/share/build"
-rm -rf "$dir/results"
+rm -rf "$dir/results" "$dir/results-stock"
 out=$PERWINE_OUT/$name.txt
 rc=0
 "$PERWINE_TOP/guest-image/vm-run.sh" "$1" "$2" | tee "$out" || rc=$?
+if [ -n "$args" ]; then
+	# Stock SUD, what Wine users run today: mode off on the unpatched
+	# kernel of the same config (make vm-bench-stock's), then the targets.
+	PERWINE_KERNEL_FLAVOR=stock "$PERWINE_TOP/kernel/build-kernel.sh" >/dev/null
+	say "mode off on the stock kernel (column stock-sud)"
+	PERWINE_RUN_NAME=$name-stock PERWINE_CMD="mkdir -p ${real%/*} && ln -sfn /mnt/share $real && \
+${env/RESULTS=\/mnt\/share\/results/RESULTS=/mnt/share/results-stock} WINE_CHECK_MODES=off PERWINE_REQUIRE=1 \
+bash /mnt/share/share/wine-check.sh $args /mnt/share/build" \
+		"$PERWINE_TOP/guest-image/vm-run.sh" "$PERWINE_OUT/bzImage-stock" "$2" | tee -a "$out" || rc=$?
+	if [ -f "$dir/results/bench.tsv" ] && [ -f "$dir/results-stock/bench.tsv" ]; then
+		awk -F'\t' 'NR > 1 && $1 == "off" { print "stock-sud\t" $2 "\t" $3 }' \
+			"$dir/results-stock/bench.tsv" >>"$dir/results/bench.tsv"
+	fi
+	"$PERWINE_TOP/wine/bench-targets.sh" "$dir/results/bench.tsv" \
+		$(($(grep -cE '^(not )?ok [0-9]+ ' "$out" || true) + 1)) | tee -a "$out" || rc=1
+fi
 # The TAP count, as make vm-check ends (CI adds it up); no points at
 # all is a failure.
 passed=$(grep -cE '^ok [0-9]+ ' "$out" || true)

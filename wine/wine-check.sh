@@ -16,21 +16,29 @@
 #                   nopersonality (wine/tests/nopersonality.c), rawsyscall.exe
 #                   runs once more in each perwine mode under that seccomp
 #                   filter, which refuses the PER_WINE personality: Wine must
-#                   fall back to stock SUD and still catch every raw syscall
+#                   use PERWINE_FLAG_ACTIVATE where the kernel has it, else
+#                   fall back to stock SUD, and still catch every raw
+#                   syscall; if it holds abiprobe (wine/tests/abiprobe.c),
+#                   that says which ABI v3 flags the kernel has (otherwise:
+#                   none), and rawsyscall.exe checks the trap mechanism
 #   WINE_NTDLL_TEST ntdll_test.exe; default: $WINE_TESTS/ntdll_test.exe, else
 #                   the build tree's dlls/ntdll/tests/x86_64-windows/ (and
 #                   so for another MODULE_test.exe of WINE_CHECK_TESTS)
 #   WINE_ELFDLL     the ELF builtin for case (d) (wine/tests/elfdll, built with
 #                   winegcc); default: $WINE_TESTS/elfdll.dll.so if present
 #   RESULTS         where the logs go, a folder per mode; default ./wine-check-results
-#   WINE_CHECK_MODES      default "off dropin vma"; the conformance tests
+#   WINE_CHECK_MODES      default "off dropin vma" ("none proton off
+#                         dropin-sigsys dropin vma-sigsys vma" with
+#                         --bench); the conformance tests
 #                         need off and two others (else their points fail)
 #   WINE_CHECK_TESTS      conformance tests, [MODULE:]TEST (MODULE: ntdll),
 #                         default "exception virtual thread info
 #                         kernel32:thread kernel32:virtual"
-#   WINE_CHECK_TIMEOUT    seconds per Wine run, default 600 (a run takes
+#   WINE_CHECK_TIMEOUT    seconds per Wine run, default 300 (a run takes
 #                         under 2 min under TCG; a test that aborts waits
-#                         for a debugger the prefix does not have)
+#                         for a debugger the prefix does not have, as
+#                         ntdll's virtual test does now and then when
+#                         glibc's malloc finds its heap broken)
 #   WINE_CHECK_ROUNDS     runs of each conformance test per mode, default 2
 #                         (wine/ntdll-compare.sh judges them)
 #   WINE_CHECK_BENCH_ITERS  syscallbench iterations, default 20000
@@ -131,13 +139,29 @@ elfdll=${WINE_ELFDLL:-}
 results=${RESULTS:-$PWD/wine-check-results}
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
-read -r -a modes <<<"${WINE_CHECK_MODES:-off dropin vma}"
-run_timeout=${WINE_CHECK_TIMEOUT:-600}
+default_modes="off dropin vma"
+# the benchmark adds the baselines (none, proton) and the perwine modes without the redirect
+[ $bench -eq 0 ] || default_modes="none proton off dropin-sigsys dropin vma-sigsys vma"
+read -r -a modes <<<"${WINE_CHECK_MODES:-$default_modes}"
+run_timeout=${WINE_CHECK_TIMEOUT:-300}
 rounds=${WINE_CHECK_ROUNDS:-2}
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "WINE_CHECK_ROUNDS=$rounds: not a positive number"
 compare=$(cd "$(dirname "$0")" && pwd)/ntdll-compare.sh
 [ -x "$compare" ] || die "no $compare"
 bench_iters=${WINE_CHECK_BENCH_ITERS:-20000}
+# The flags of perwine ABI v3 the kernel has (wine/tests/abiprobe):
+# where it has PERWINE_FLAG_REDIRECT, both perwine modes return traps to
+# Wine without a signal (rawsyscall.exe checks it); where it has
+# PERWINE_FLAG_ACTIVATE, they run where the personality is refused.
+abi=
+if [ -x "$tests/abiprobe" ]; then
+	abi=" $("$tests/abiprobe" | tr '\n' ' ')"
+	RAWSYSCALL_REDIRECT=$([[ "$abi" == *" redirect "* ]] && echo 1 || echo 0)
+	export RAWSYSCALL_REDIRECT
+	say "kernel: perwine ABI v3 flags:${abi:- none}"
+fi
+activate=0
+[[ "$abi" != *" activate "* ]] || activate=1
 
 # A prefix of our own, on local disk (the share is 9p), gone at the end.
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/wine-check.XXXXXX")
@@ -185,7 +209,8 @@ sample_perwine() {
 # folder; stdout in LOG.out, stderr in LOG.err, exit status in LOG.status,
 # perwine's state sampled during the run in LOG.perwine (not with
 # $nosample set: the benchmark counts every guest instruction).  With
-# $wrap set, Wine runs under that program (wrap=... run_wine ...).
+# $wrap set, Wine runs under that command, split at spaces
+# (wrap="PROGRAM ARG" run_wine ...).
 run_wine() {
 	local mode=$1 log=$2 prog=$3 rc=0 sampler=
 	shift 3
@@ -194,7 +219,7 @@ run_wine() {
 		sampler=$!
 	fi
 	(cd "$(dirname "$prog")" &&
-		WINEPERWINE=$mode exec timeout -k 10 "$run_timeout" ${wrap:+"$wrap"} "$wine" "$(basename "$prog")" "$@") \
+		WINEPERWINE=$mode exec timeout -k 10 "$run_timeout" ${wrap:-} "$wine" "$(basename "$prog")" "$@") \
 		</dev/null >"$log.out" 2>"$log.err" || rc=$?
 	if [ -n "$sampler" ]; then
 		kill "$sampler" 2>/dev/null || true
@@ -223,11 +248,21 @@ for mode in "${modes[@]}"; do
 	else
 		run_wine "$mode" "$dir/rawsyscall" "$tests/rawsyscall.exe"
 	fi
-	if [ -x "$tests/nopersonality" ] && [ "$mode" != off ]; then
+	if [ -x "$tests/nopersonality" ] && { [ "$mode" = dropin ] || [ "$mode" = vma ]; }; then
 		say "mode $mode: rawsyscall.exe where the PER_WINE personality is refused"
-		# seh's err and trace lines say whether and why Wine fell back.
-		WINEDEBUG=err+seh,trace+seh RAWSYSCALL_EXPECT=off wrap=$tests/nopersonality \
+		# seh's err and trace lines say whether and why Wine fell back,
+		# or that it used PERWINE_FLAG_ACTIVATE.
+		WINEDEBUG=err+seh,trace+seh RAWSYSCALL_EXPECT=$([ $activate -eq 1 ] && echo "$mode" || echo off) \
+			wrap=$tests/nopersonality \
 			run_wine "$mode" "$dir/rawsyscall-nopersonality" "$tests/rawsyscall.exe"
+	fi
+	if [ -x "$tests/nopersonality" ] && [ "$mode" = dropin ]; then
+		# The same refusal by SIGSYS (SECCOMP_RET_TRAP), which Wine's probes
+		# meet before Wine's own SIGSYS handler is installed.
+		say "mode $mode: rawsyscall.exe where the PER_WINE personality traps"
+		WINEDEBUG=err+seh,trace+seh RAWSYSCALL_EXPECT=$([ $activate -eq 1 ] && echo "$mode" || echo off) \
+			wrap="$tests/nopersonality --trap" \
+			run_wine "$mode" "$dir/rawsyscall-trappersonality" "$tests/rawsyscall.exe"
 	fi
 	if [ $bench -eq 1 ]; then
 		say "mode $mode: syscallbench.exe $bench_iters"
@@ -287,7 +322,7 @@ for mode in "${modes[@]}"; do
 	files=()
 	shopt -s nullglob
 	for f in "$results/$mode"/*.perwine; do
-		[ "${f%-nopersonality.perwine}" = "$f" ] && files+=("$f")
+		[ "${f%personality.perwine}" = "$f" ] && files+=("$f")
 	done
 	shopt -u nullglob
 	# (a here-string: the guest has no /dev/fd for "< <(...)")
@@ -296,8 +331,8 @@ for mode in "${modes[@]}"; do
 	seen="$on of $samples samples with PER_WINE threads, $nosys with PROT_NOSYSCALL memory, in ${#files[@]} runs"
 	in_play=0
 	case $mode in
-	off) [ "$samples" -eq 0 ] || [ "$on" -ne 0 ] || in_play=1 ;;
-	vma) [ "$on" -eq 0 ] || [ "$nosys" -eq 0 ] || in_play=1 ;;
+	off | none | proton) [ "$samples" -eq 0 ] || [ "$on" -ne 0 ] || in_play=1 ;;
+	vma*) [ "$on" -eq 0 ] || [ "$nosys" -eq 0 ] || in_play=1 ;;
 	*) [ "$on" -eq 0 ] || in_play=1 ;;
 	esac
 	if [ "$in_play" -eq 1 ]; then
@@ -403,9 +438,10 @@ for mode in "${modes[@]}"; do
 	todo_fail=$(grep -cE '^not ok [0-9]+ - elf .*# TODO' "$tap" || true)
 	todo_pass=$(grep -cE '^ok [0-9]+ - elf .*# TODO' "$tap" || true)
 	case $mode in
-	off | dropin)
+	off | dropin* | none)
 		# Wine's policy: dispatch off for the process once an ELF builtin
-		# loads.  The hole must show, else case (d) tests nothing.
+		# loads (and none has no dispatch).  The hole must show, else
+		# case (d) tests nothing.
 		if [ "$todo_fail" -gt 0 ] && [ "$todo_pass" -eq 0 ]; then
 			point OK "mode $mode: after the ELF builtin loads, all $todo_fail trapping cases reach Linux, as under Wine's SUD policy"
 		else
@@ -424,25 +460,41 @@ for mode in "${modes[@]}"; do
 done
 
 # Where the PER_WINE personality is refused (the personality rule of
-# Docker's default seccomp profile), a perwine mode must fall back to
-# stock SUD: every raw syscall caught, judged as mode off (which also
-# checks that the process is not PER_WINE), and Wine's log must give
-# the refused personality as the reason (init_perwine_mode's err line,
-# perwine_usable's trace line).
+# Docker's default seccomp profile), a perwine mode must use
+# PERWINE_FLAG_ACTIVATE where the kernel has it: every raw syscall
+# caught, judged as the mode itself (perwine on), perwine's threads
+# sampled, and Wine's log saying so (perwine_usable's trace line).
+# Without the flag it must fall back to stock SUD: judged as mode off
+# (which also checks that the process is not PER_WINE), and Wine's log
+# must give the refused personality as the reason (init_perwine_mode's
+# err line, perwine_usable's trace line).
 nopersonality_reason() {
-	grep -q 'err:seh:init_perwine_mode perwine not usable' "$1.err" &&
-		grep -q 'trace:seh:perwine_usable the PER_WINE personality was refused' "$1.err"
+	if [ $activate -eq 1 ]; then
+		grep -q 'trace:seh:perwine_usable the PER_WINE personality was refused, using PERWINE_FLAG_ACTIVATE' "$1.err" &&
+			awk '$1 > 0 { on++ } END { exit !on }' "$1.perwine"
+	else
+		grep -q 'err:seh:init_perwine_mode perwine not usable' "$1.err" &&
+			grep -q 'trace:seh:perwine_usable the PER_WINE personality was refused' "$1.err"
+	fi
 }
 if [ -x "$tests/nopersonality" ]; then
-	for mode in "${modes[@]}"; do
-		[ "$mode" != off ] || continue
-		log=$results/$mode/rawsyscall-nopersonality
+	for run in dropin:no vma:no dropin:trap; do
+		mode=${run%:*} how="PER_WINE refused by seccomp"
+		[[ " ${modes[*]} " == *" $mode "* ]] || continue
+		log=$results/$mode/rawsyscall-${run#*:}personality
+		[ "${run#*:}" = no ] || how="PER_WINE trapped by seccomp (SIGSYS)"
 		if ! rawsyscall_passed "$log" 0; then
-			point FAIL "mode $mode, PER_WINE refused by seccomp: $what" "$log.txt"
+			point FAIL "mode $mode, $how: $what" "$log.txt"
 		elif ! nopersonality_reason "$log"; then
-			point FAIL "mode $mode, PER_WINE refused by seccomp: every raw syscall caught, but Wine's log does not say it fell back because of the personality" "$log.err"
+			if [ $activate -eq 1 ]; then
+				point FAIL "mode $mode, $how: every raw syscall caught, but Wine's log does not say it used PERWINE_FLAG_ACTIVATE, or no PER_WINE thread was seen" "$log.err"
+			else
+				point FAIL "mode $mode, $how: every raw syscall caught, but Wine's log does not say it fell back because of the personality" "$log.err"
+			fi
+		elif [ $activate -eq 1 ]; then
+			point OK "mode $mode, $how: Wine uses PERWINE_FLAG_ACTIVATE, every raw syscall caught as the mode needs ($counted)"
 		else
-			point OK "mode $mode, PER_WINE refused by seccomp: Wine says so and falls back to SUD, every raw syscall caught ($counted)"
+			point OK "mode $mode, $how: Wine says so and falls back to SUD, every raw syscall caught ($counted)"
 		fi
 	done
 fi
@@ -477,6 +529,21 @@ if [ $bench -eq 1 ]; then
 				for (i = 1; i <= nm; i++) {
 					x = v[m[i] SUBSEP order[j]]
 					line = line sprintf(" %12s", x == "" ? "-" : x)
+				}
+				print line
+			}
+			# What each mode adds to Wine without dispatch (mode none).
+			has_none = 0
+			for (i = 1; i <= nm; i++) has_none += m[i] == "none"
+			if (!has_none) exit
+			print "# interception cost: the row minus mode none"
+			for (j = 1; j <= k; j++) {
+				base = v["none" SUBSEP order[j]]
+				if (base == "") continue
+				line = sprintf("# %-44s", order[j])
+				for (i = 1; i <= nm; i++) {
+					x = v[m[i] SUBSEP order[j]]
+					line = line sprintf(" %12s", m[i] == "none" || x == "" ? "-" : sprintf("%+.1f", x - base))
 				}
 				print line
 			}

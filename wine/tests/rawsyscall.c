@@ -5,7 +5,8 @@
  * TAP on stdout; exit status 0 only if every point that must pass does.
  *
  *   x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -o rawsyscall.exe rawsyscall.c
- *   WINEPERWINE=off|dropin|vma wine rawsyscall.exe [Z:\path\to\elfdll.dll.so]
+ *   WINEPERWINE=MODE wine rawsyscall.exe [Z:\path\to\elfdll.dll.so]
+ *   (MODE off, dropin, vma, dropin-sigsys, vma-sigsys, none or proton)
  *   RAWSYSCALL_EXPECT=MODE   judge as MODE, not as WINEPERWINE says (a
  *                            Wine that must fall back to stock SUD)
  *
@@ -29,7 +30,11 @@
  *   (c')    the same copy with its SystemCall test removed (jne -> nop),
  *           as the stub runs on Windows: the raw syscall at offset 0x12
  *           of the copy
- * then the kernel's view (/proc: PerWine:, 'ns' in smaps) against the
+ * then a raw syscall with the trap flag set (one single-step exception,
+ * at the next instruction), a storm of suspensions (SuspendThread,
+ * GetThreadContext: SIGUSR1 in Wine) of a thread making raw syscalls,
+ * then the kernel's view (/proc: PerWine:, 'ns' in smaps, the redirect
+ * flag where RAWSYSCALL_REDIRECT=1 says the kernel has it) against the
  * mode, then (d): an ELF builtin DLL is loaded (argv[1], built from
  * elfdll/elfdll.c with winegcc), its own raw Linux syscall must run
  * natively, and every case above runs again.
@@ -47,7 +52,10 @@
  * drop-in for SUD, with Wine's policy) the trapping cases of (d) are
  * expected to reach Linux, since Wine turns syscall dispatch off when an
  * ELF builtin loads: they are TODO there (TAP: not counted as failures),
- * and must pass in vma and any other mode.
+ * and must pass in vma and any other mode.  In mode none (Wine without
+ * syscall dispatch, a benchmark's baseline) every trapping case is TODO:
+ * they show that nothing catches them.  proton (Proton's seccomp filter)
+ * must pass everything, as vma.
  */
 #include "rawsys.h"
 #include "elfdll/elfdll.h"
@@ -66,6 +74,25 @@ __asm__(".text\n"
 	"	movq %rcx, %r10\n"
 	"	movl rawsys_text_nr(%rip), %eax\n"
 	"	syscall\n"
+	"	ret\n");
+
+/* The same stub with the trap flag set for its syscall: one single-step
+ * exception, at rawsys_step_next, the instruction after the syscall (stock
+ * Wine's SIGSYS path puts it there, returning with iretq). */
+extern const unsigned char rawsys_step_stub[], rawsys_step_next[];
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl rawsys_step_stub\n"
+	"rawsys_step_stub:\n"
+	"	movq %rcx, %r10\n"
+	"	movl rawsys_text_nr(%rip), %eax\n"
+	"	pushfq\n"
+	"	orq $0x100, (%rsp)\n"
+	"	popfq\n"
+	"	syscall\n"
+	".globl rawsys_step_next\n"
+	"rawsys_step_next:\n"
+	"	nop\n"
 	"	ret\n");
 
 enum source { SRC_EXPORT, SRC_TEXT, SRC_RWX, SRC_RX, SRC_COPY, SRC_COPY_RAW, NSRC };
@@ -102,16 +129,19 @@ struct pages {
 	char copy_why[RS_NFUNCS][96];
 };
 
-enum mode_kind { MODE_STOCK, MODE_DROPIN, MODE_VMA, MODE_OTHER };
+enum mode_kind { MODE_STOCK, MODE_DROPIN, MODE_VMA, MODE_NONE, MODE_PROTON, MODE_OTHER };
 
 static struct rs_ctx ctx;
 static struct pages pages;
 static enum mode_kind mode_kind;
+static int mode_sigsys;		/* a perwine mode told not to use the kernel's redirect */
+/* Mode none is Wine without syscall dispatch: every trapping case must fail. */
+#define NONE_TODO "TODO mode none: no syscall dispatch, raw syscalls reach Linux"
 static const char *mode_name;
 static const char *volatile current_case = "setup";
 static int tap_n, n_pass, n_fail, n_todo_fail, n_todo_pass, n_skip;
 
-#define PLAN (2 * NSRC * RS_NFUNCS + 2 + 2)
+#define PLAN (2 * NSRC * RS_NFUNCS + 2 + 2 + 3 + 2)
 
 static void tap(int ok, const char *directive, const char *fmt, ...) RS_PRINTF(3, 4);
 static void tap(int ok, const char *directive, const char *fmt, ...)
@@ -154,10 +184,14 @@ static enum mode_kind classify_mode(const char *m)
 {
 	if (!m || !strcmp(m, "off"))
 		return MODE_STOCK;
-	if (!strcmp(m, "dropin"))
+	if (!strcmp(m, "dropin") || !strcmp(m, "dropin-sigsys"))
 		return MODE_DROPIN;
-	if (!strcmp(m, "vma"))
+	if (!strcmp(m, "vma") || !strcmp(m, "vma-sigsys"))
 		return MODE_VMA;
+	if (!strcmp(m, "none"))
+		return MODE_NONE;
+	if (!strcmp(m, "proton"))
+		return MODE_PROTON;
 	return MODE_OTHER;
 }
 
@@ -269,6 +303,7 @@ static void skip_elf_phase(const char *reason)
 	snprintf(directive, sizeof(directive), "SKIP %s", reason);
 	tap(1, directive, "elf load: an ELF builtin DLL is loaded");
 	tap(1, directive, "elf native: the ELF library's own raw Linux syscall runs natively");
+	tap(1, directive, "elf vsyscall: time() by a call into the vsyscall page gives the time");
 	for (s = 0; s < NSRC; s++)
 		for (f = 0; f < RS_NFUNCS; f++)
 			tap(1, directive, "elf %s %s (service %#x)", sources[s].tag, rs_func_names[f],
@@ -426,6 +461,7 @@ static void kernel_checks(void)
 		int linux_proc = GetFileAttributesA("Z:\\proc\\self") != INVALID_FILE_ATTRIBUTES;
 
 		tap(!linux_proc, linux_proc ? NULL : "SKIP no /proc", "kernel: PerWine: state (%s)", why);
+		tap(!linux_proc, linux_proc ? NULL : "SKIP no /proc", "kernel: trap mechanism (%s)", why);
 		tap(!linux_proc, linux_proc ? NULL : "SKIP no /proc", "kernel: PROT_NOSYSCALL pages (%s)", why);
 		return;
 	}
@@ -446,6 +482,22 @@ static void kernel_checks(void)
 		tap(strncmp(perwine, "on", 2) != 0, NULL, "kernel: not PER_WINE, as mode %s needs (%s)",
 		    mode_name ? mode_name : "off", perwine[0] ? perwine : "no PerWine: line");
 
+	/* PERWINE_FLAG_REDIRECT (0x8): where the kernel has it (wine-check.sh says
+	 * so in RAWSYSCALL_REDIRECT), both modes return traps without a signal */
+	{
+		const char *env = getenv("RAWSYSCALL_REDIRECT");
+		const char *f = strstr(perwine, "flags=");
+		unsigned long flags = f ? strtoul(f + 6, NULL, 0) : 0;
+		int want = want_on && !mode_sigsys && env && !strcmp(env, "1");
+
+		if (!env || mode_kind == MODE_OTHER)
+			tap(1, "SKIP RAWSYSCALL_REDIRECT not set", "kernel: trap mechanism (%s)", perwine);
+		else
+			tap(!!(flags & 0x8) == want, NULL, "kernel: traps %s, as mode %s on this kernel "
+			    "needs (flags %#lx)", want ? "redirected (PERWINE_FLAG_REDIRECT)" : "by SIGSYS",
+			    mode_name ? mode_name : "off", flags);
+	}
+
 	smaps_probe(unix_pid, pp, npp);
 	list[0] = 0;
 	for (i = 0; i < npp; i++) {
@@ -464,6 +516,137 @@ static void kernel_checks(void)
 	ok = want_ns ? all : none;
 	tap(ok, NULL, "kernel: %s on the stub pages, as mode %s needs: %s",
 	    want_ns ? "PROT_NOSYSCALL" : "no PROT_NOSYSCALL", mode_name ? mode_name : "off", list);
+}
+
+/* --- signals and single-stepping around a trapped syscall --------------- */
+
+static volatile LONG step_count;
+static const void *volatile step_addr;
+
+static LONG WINAPI step_handler(EXCEPTION_POINTERS *ep)
+{
+	if (ep->ExceptionRecord->ExceptionCode != EXCEPTION_SINGLE_STEP)
+		return EXCEPTION_CONTINUE_SEARCH;
+	if (InterlockedIncrement(&step_count) == 1)
+		step_addr = ep->ExceptionRecord->ExceptionAddress;
+	ep->ContextRecord->EFlags &= ~0x100;
+	return EXCEPTION_CONTINUE_EXECUTION;
+}
+
+/* A raw syscall with the trap flag set: its result right and one single-step
+ * exception, at the instruction after it, wherever Wine took the trap. */
+static void step_check(const char *todo)
+{
+	char why[512];
+	void *veh;
+	int ok;
+
+	current_case = "step: a raw syscall with the trap flag set";
+	step_count = 0;
+	step_addr = NULL;
+	if (!(veh = AddVectoredExceptionHandler(1, step_handler))) {
+		tap(0, NULL, "step: AddVectoredExceptionHandler failed, error %lu",
+		    (unsigned long)GetLastError());
+		return;
+	}
+	rawsys_text_nr = ctx.nr[RS_GCPN];
+	ok = rs_call_checked(&ctx, RS_GCPN, rawsys_step_stub, why, sizeof(why));
+	RemoveVectoredExceptionHandler(veh);
+	tap(ok && step_count == 1 && step_addr == rawsys_step_next, todo,
+	    "step: a raw syscall from .text with the trap flag set: %s; %ld single-step "
+	    "exception(s), the first at %p (expected one, at %p)", why, (long)step_count,
+	    step_addr, (const void *)rawsys_step_next);
+}
+
+/* time() by a call into the legacy vsyscall page (0xffffffffff600400),
+ * as Linux-aware DRM may make it from Windows code: rawsys_call() passes
+ * RDI = 0, time(NULL).  It must give the time, as natively: perwine traps
+ * it where SUD does not, and Wine must not take it for an NT call. */
+static void vsyscall_check(const char *phase)
+{
+	ULONGLONG now;
+	FILETIME ft;
+	LONG64 t;
+
+	current_case = "vsyscall: time() through the vsyscall page";
+	t = (LONG64)rawsys_call((const void *)0xffffffffff600400ULL, 0, 0, 0, 0, 0);
+	GetSystemTimeAsFileTime(&ft);
+	now = ((((ULONGLONG)ft.dwHighDateTime << 32) | ft.dwLowDateTime) - 116444736000000000ULL) /
+	      10000000;
+	tap(t > 0 && (ULONGLONG)t <= now && now - (ULONGLONG)t <= 2, NULL,
+	    "%s vsyscall: time() by a call into the vsyscall page gives the time (%lld, Windows' "
+	    "clock %llu)", phase, (long long)t, (unsigned long long)now);
+}
+
+#define STORM_SUSPENDS 200
+#define STORM_MIN_CALLS 1000
+
+static volatile LONG storm_done;
+
+/* Raw syscalls from (b) until the other thread has done its suspensions;
+ * returns the number of calls, negated at the first wrong result. */
+static DWORD WINAPI storm_thread(void *arg)
+{
+	char why[512];
+	LONG n = 0;
+
+	(void)arg;
+	while (!storm_done || n < STORM_MIN_CALLS) {
+		enum rs_func f = n & 1 ? RS_QIT : RS_GCPN;
+
+		if (!rs_call_checked(&ctx, f, pages.rwx + 16 * f, why, sizeof(why))) {
+			printf("# storm: call %ld (%s): %s\n", (long)n, rs_func_names[f], why);
+			return (DWORD)-n - 1;
+		}
+		n++;
+	}
+	return (DWORD)n;
+}
+
+/* A thread making raw syscalls, suspended, read and resumed over and over
+ * (each suspension a SIGUSR1 that may land anywhere on the way from the
+ * syscall to Wine's dispatcher and back): every result right, the thread
+ * alive.  Where the contexts were is printed, not judged: stock Wine shows
+ * some inside its dispatcher's prolog. */
+static void storm_check(const char *todo)
+{
+	int suspends = 0, at_syscall = 0, in_stub = 0, other = 0, ok;
+	DWORD calls = 0;
+	HANDLE th;
+	CONTEXT c;
+
+	current_case = "storm: suspensions during raw syscalls";
+	storm_done = 0;
+	if (!(th = CreateThread(NULL, 0, storm_thread, NULL, 0, NULL))) {
+		tap(0, NULL, "storm: CreateThread failed, error %lu", (unsigned long)GetLastError());
+		return;
+	}
+	while (suspends < STORM_SUSPENDS && WaitForSingleObject(th, 0) == WAIT_TIMEOUT) {
+		if (SuspendThread(th) == (DWORD)-1)
+			break;
+		memset(&c, 0, sizeof(c));
+		c.ContextFlags = CONTEXT_FULL;
+		if (GetThreadContext(th, &c)) {
+			const unsigned char *rip = (const unsigned char *)c.Rip;
+
+			if (rip >= pages.rwx && rip < pages.rwx + 16 * RS_NFUNCS) {
+				in_stub++;
+				at_syscall += rip[0] == 0x0f && rip[1] == 0x05;
+			} else {
+				other++;
+			}
+		}
+		ResumeThread(th);
+		suspends++;
+	}
+	storm_done = 1;
+	WaitForSingleObject(th, INFINITE);
+	GetExitCodeThread(th, &calls);
+	CloseHandle(th);
+	ok = (LONG)calls >= STORM_MIN_CALLS && suspends == STORM_SUSPENDS;
+	tap(ok, todo, "storm: %ld raw syscalls from (b), every result right, while another thread "
+	    "suspended and read it %d times (contexts: %d in the stubs, %d of them at the syscall, "
+	    "%d elsewhere)", (long)(LONG)calls, suspends, in_stub, at_syscall, other);
 }
 
 /* --- (d): an ELF builtin ------------------------------------------------ */
@@ -522,9 +705,13 @@ static void elf_phase(const char *dll)
 	    "(raw getppid %lld, libc's %lld)", (long long)p.raw_getppid, (long long)p.libc_getppid);
 	if (unix_pid && status_line(unix_pid, "PerWine:", perwine, sizeof(perwine)) == 0)
 		printf("# after the ELF load: PerWine: %s\n", perwine[0] ? perwine : "(none)");
+	/* the first trap after the load: Wine's dispatch is off, perwine's still on */
+	vsyscall_check("elf");
 
 	todo[0] = 0;
-	if (mode_kind == MODE_STOCK || mode_kind == MODE_DROPIN)
+	if (mode_kind == MODE_NONE)
+		snprintf(todo, sizeof(todo), "%s", NONE_TODO);
+	else if (mode_kind == MODE_STOCK || mode_kind == MODE_DROPIN)
 		snprintf(todo, sizeof(todo), "TODO mode %s: Wine turns syscall dispatch off for the "
 			 "process when an ELF builtin loads (dlopen_dll), so raw syscalls reach Linux",
 			 mode_name ? mode_name : "off");
@@ -548,11 +735,14 @@ int main(int argc, char **argv)
 		mode_name = getenv("RAWSYSCALL_EXPECT");
 	}
 	mode_kind = classify_mode(mode_name);
+	mode_sigsys = mode_name && strstr(mode_name, "-sigsys") != NULL;
 	version = rs_wine_version();
 	printf("# rawsyscall: WINEPERWINE=%s (%s)\n", mode_name ? mode_name : "(unset)",
 	       mode_kind == MODE_STOCK ? "stock Wine: Syscall User Dispatch" :
 	       mode_kind == MODE_DROPIN ? "perwine selector, a drop-in for SUD" :
 	       mode_kind == MODE_VMA ? "perwine VMA mode: PROT_NOSYSCALL Windows code" :
+	       mode_kind == MODE_NONE ? "no syscall dispatch: raw syscalls reach Linux" :
+	       mode_kind == MODE_PROTON ? "Proton's seccomp filter in place of SUD" :
 	       "unknown mode: every case must pass");
 	printf("# Wine %s\n", version ? version : "not detected (no wine_get_version)");
 
@@ -567,7 +757,10 @@ int main(int argc, char **argv)
 		printf("# %s = %s\n", sources[s].tag, sources[s].what);
 
 	printf("1..%d\n", PLAN);
-	run_sources("base", NULL);
+	run_sources("base", mode_kind == MODE_NONE ? NONE_TODO : NULL);
+	step_check(mode_kind == MODE_NONE ? NONE_TODO : NULL);
+	vsyscall_check("base");
+	storm_check(mode_kind == MODE_NONE ? NONE_TODO : NULL);
 	kernel_checks();
 	elf_phase(argc > 1 ? argv[1] : NULL);
 
