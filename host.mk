@@ -31,7 +31,7 @@ help:
 	@echo "  make vm-fuzz       trinity in the debug guest, plain and as a PER_WINE process"
 	@echo "  make wine          build Wine 11.10 with wine/patches (cached; needs the Wine source, see wine/README.md)"
 	@echo "  make wine-check    Wine's ntdll tests and wine/tests in the guest, stock SUD, drop-in and VMA mode"
-	@echo "  make wine-bench    wine/tests/syscallbench in an icount guest, the three modes"
+	@echo "  make wine-bench    wine/tests/syscallbench in icount guests: no dispatch, Proton, stock SUD, drop-in, VMA"
 	@echo "  make kernel        build the patched guest kernel only"
 	@echo "  make kernel-deb    the patched guest kernel as Debian packages (out/debs/kernel)"
 	@echo "  make kernel-distro-check  compile the series's objects with Debian's amd64 config"
