@@ -162,6 +162,12 @@ if [ -x "$tests/abiprobe" ]; then
 fi
 activate=0
 [[ "$abi" != *" activate "* ]] || activate=1
+# rawsyscall.exe once more where seccomp refuses the PER_WINE personality,
+# MODE:HOW (nopersonality, or nopersonality --trap: refused by SIGSYS, which
+# Wine's probes meet before Wine's own SIGSYS handler is installed); where
+# the kernel has PERWINE_FLAG_ACTIVATE each is judged as its mode, else as
+# stock SUD.
+personality_runs=(dropin:no vma:no dropin:trap)
 
 # A prefix of our own, on local disk (the share is 9p), gone at the end.
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/wine-check.XXXXXX")
@@ -248,22 +254,16 @@ for mode in "${modes[@]}"; do
 	else
 		run_wine "$mode" "$dir/rawsyscall" "$tests/rawsyscall.exe"
 	fi
-	if [ -x "$tests/nopersonality" ] && { [ "$mode" = dropin ] || [ "$mode" = vma ]; }; then
-		say "mode $mode: rawsyscall.exe where the PER_WINE personality is refused"
+	for run in "${personality_runs[@]}"; do
+		[ -x "$tests/nopersonality" ] && [ "${run%:*}" = "$mode" ] || continue
+		how=${run#*:}
+		say "mode $mode: rawsyscall.exe where the PER_WINE personality is refused ($how)"
 		# seh's err and trace lines say whether and why Wine fell back,
 		# or that it used PERWINE_FLAG_ACTIVATE.
 		WINEDEBUG=err+seh,trace+seh RAWSYSCALL_EXPECT=$([ $activate -eq 1 ] && echo "$mode" || echo off) \
-			wrap=$tests/nopersonality \
-			run_wine "$mode" "$dir/rawsyscall-nopersonality" "$tests/rawsyscall.exe"
-	fi
-	if [ -x "$tests/nopersonality" ] && [ "$mode" = dropin ]; then
-		# The same refusal by SIGSYS (SECCOMP_RET_TRAP), which Wine's probes
-		# meet before Wine's own SIGSYS handler is installed.
-		say "mode $mode: rawsyscall.exe where the PER_WINE personality traps"
-		WINEDEBUG=err+seh,trace+seh RAWSYSCALL_EXPECT=$([ $activate -eq 1 ] && echo "$mode" || echo off) \
-			wrap="$tests/nopersonality --trap" \
-			run_wine "$mode" "$dir/rawsyscall-trappersonality" "$tests/rawsyscall.exe"
-	fi
+			wrap="$tests/nopersonality$([ "$how" = no ] || echo " --$how")" \
+			run_wine "$mode" "$dir/rawsyscall-${how}personality" "$tests/rawsyscall.exe"
+	done
 	if [ $bench -eq 1 ]; then
 		say "mode $mode: syscallbench.exe $bench_iters"
 		nosample=1 run_wine "$mode" "$dir/syscallbench" "$tests/syscallbench.exe" "$bench_iters"
@@ -478,7 +478,7 @@ nopersonality_reason() {
 	fi
 }
 if [ -x "$tests/nopersonality" ]; then
-	for run in dropin:no vma:no dropin:trap; do
+	for run in "${personality_runs[@]}"; do
 		mode=${run%:*} how="PER_WINE refused by seccomp"
 		[[ " ${modes[*]} " == *" $mode "* ]] || continue
 		log=$results/$mode/rawsyscall-${run#*:}personality

@@ -176,6 +176,7 @@ int main(int argc, char **argv)
 {
 	static const unsigned char empty[] = { 0x31, 0xc0, 0xc3 };	/* xor eax,eax; ret */
 	const char *mode = rs_mode(), *version = rs_wine_version();
+	const int no_dispatch = mode && !strcmp(mode, "none");	/* nothing catches a raw syscall */
 	unsigned int n = 20000;
 	char why[512], name[128];
 	unsigned char bytes[FILE_BYTES];
@@ -251,7 +252,7 @@ int main(int argc, char **argv)
 				      ROW_WX, NULL, -1 };
 
 	for (i = 0; i < nrows; i++) {
-		if (mode && !strcmp(mode, "none") && strstr(rows[i].name, " raw")) {
+		if (no_dispatch && strstr(rows[i].name, " raw")) {
 			printf("# %s: not measured in mode none (nothing catches it)\n", rows[i].name);
 			continue;
 		}
@@ -263,7 +264,7 @@ int main(int argc, char **argv)
 	for (i = 1; i + 1 < nrows && rows[i + 1].kind == rows[i].kind; i += 2) {
 		snprintf(name, sizeof(name), "%s raw minus export",
 			 rows[i].kind == ROW_GCPN ? rs_func_names[RS_GCPN] : rs_func_names[RS_QIT]);
-		if (mode && !strcmp(mode, "none"))
+		if (no_dispatch)
 			continue;
 		if (rows[i].best < 0 || rows[i + 1].best < 0)
 			print_row(name, -1);
