@@ -267,16 +267,16 @@ render_wine_headline() {
 		END {
 			w32 = "Win32 SetFilePointer+ReadFile"
 			wx = "W^X JIT: VirtualProtect RW, write, RX, call, ReadFile"
-			print "| guest instructions (Wine 11.10, 6.1, icount, " date ") | SUD, unpatched kernel | Proton'"'"'s seccomp filter | SUD, this series | perwine drop-in | perwine VMA |"
-			print "|---|--:|--:|--:|--:|--:|"
-			printf "| added to a Win32 loop (`SetFilePointer` + `ReadFile`, %.0f without dispatch) | %s | %s | %s | %s | %s |\n",
+			print "| guest instructions (Wine 11.10, 6.1, icount, " date ") | SUD, unpatched kernel | Proton'"'"'s seccomp filter | SUD, this series | perwine default | perwine drop-in | perwine VMA |"
+			print "|---|--:|--:|--:|--:|--:|--:|"
+			printf "| added to a Win32 loop (`SetFilePointer` + `ReadFile`, %.0f without dispatch) | %s | %s | %s | %s | %s | %s |\n",
 				v["none" SUBSEP w32], cost("stock-sud", w32), cost("proton", w32), cost("off", w32),
-				cost("dropin", w32), cost("vma", w32)
-			printf "| added to a W^X JIT loop (`VirtualProtect` RW, write, RX, call, `ReadFile`; %.0f) | %s | %s | %s | %s | %s |\n",
+				cost("auto", w32), cost("dropin", w32), cost("vma", w32)
+			printf "| added to a W^X JIT loop (`VirtualProtect` RW, write, RX, call, `ReadFile`; %.0f) | %s | %s | %s | %s | %s | %s |\n",
 				v["none" SUBSEP wx], cost("stock-sud", wx), cost("proton", wx), cost("off", wx),
-				cost("dropin", wx), cost("vma", wx)
-			printf "| a trapped raw syscall (raw minus export) | %s | %s | %s | %s | %s |\n",
-				trap("stock-sud", ""), trap("proton", ""), trap("off", ""),
+				cost("auto", wx), cost("dropin", wx), cost("vma", wx)
+			printf "| a trapped raw syscall (raw minus export) | %s | %s | %s | %s | %s | %s |\n",
+				trap("stock-sud", ""), trap("proton", ""), trap("off", ""), trap("auto", ""),
 				trap("dropin", "dropin-sigsys"), trap("vma", "vma-sigsys")
 		}' "$dir/bench.tsv"
 }

@@ -4,15 +4,15 @@
 # of wine/tests/ with mingw and winegcc, shares the lot with the guest
 # and runs wine/wine-check.sh there: Wine's own ntdll and kernel32
 # conformance tests and the raw-syscall program under stock SUD
-# (WINEPERWINE=off), drop-in and VMA mode, and the raw-syscall program
-# again where seccomp refuses the PER_WINE personality.  Exits with the
-# guest script's status.
+# (WINEPERWINE=off), perwine's default (auto), drop-in and VMA mode, and
+# the raw-syscall program again where seccomp refuses the PER_WINE
+# personality.  Exits with the guest script's status.
 #
 #   wine/vm-wine-check.sh BZIMAGE IMAGE
 #   PERWINE_WINE_BENCH=1 ...   the syscall benchmark instead, in an
 #                              icount guest (instructions per call): the
 #                              modes none, proton, off, dropin-sigsys,
-#                              dropin, vma-sigsys and vma, then mode off
+#                              dropin, vma-sigsys, vma and auto, then mode off
 #                              on the unpatched kernel of the same config
 #                              (column stock-sud), and the targets
 #                              (wine/bench-targets.sh)
@@ -67,22 +67,22 @@ for v in WINE_CHECK_TESTS WINE_CHECK_MODES WINE_CHECK_ROUNDS WINE_CHECK_TIMEOUT 
 	[ -z "${!v+set}" ] || env="$env $v=$(printf '%q' "${!v}")"
 done
 # The TAP points a run gives with no WINE_CHECK_* knob set, pinned: a
-# run that gives fewer passes on less, and fails.  18 for the check (the
-# six conformance tests; in each of the three modes perwine in play,
+# run that gives fewer passes on less, and fails.  21 for the check (the
+# six conformance tests; in each of the four modes perwine in play,
 # rawsyscall and its ELF-builtin case; rawsyscall with the personality
-# refused in the two perwine modes, and trapped in drop-in mode), 40 for
+# refused in modes auto and vma, and trapped in mode auto), 44 for
 # the benchmark (in play, rawsyscall, its ELF-builtin case and a
-# syscallbench point in each of the seven modes, the three runs with
+# syscallbench point in each of the eight modes, the three runs with
 # the personality refused or trapped; the same four for mode off on the
 # stock kernel; five targets); and where
 # the CPU gives int $0x2d the right error code (the fixed QEMU, KVM),
 # the int2d point and, in the check, test_direct_syscalls in each mode.
-args= name=wine-check points=18
+args= name=wine-check points=21
 if [ -n "${PERWINE_WINE_BENCH:-}" ]; then
 	# The benchmark alone, counted in guest instructions.
 	export PERWINE_BENCH_CLOCK=icount
 	env="$env WINE_CHECK_TESTS=' ' WINE_FIXED_QEMU=0"
-	args=--bench name=wine-bench points=40
+	args=--bench name=wine-bench points=44
 elif [ "${PERWINE_WINE_FIXED_QEMU:-1}" != 0 ]; then
 	PERWINE_QEMU=${PERWINE_QEMU:-$("$PERWINE_TOP/guest-image/build-qemu.sh")}
 	export PERWINE_QEMU
@@ -125,7 +125,7 @@ passed=$(grep -cE '^ok [0-9]+ ' "$out" || true)
 failed=$(grep -cE '^not ok [0-9]+ ' "$out" || true)
 [ "$passed$failed" != 00 ] || failed=1
 if [ "$points" != any ] && grep -qE '^ok [0-9]+ - the CPU gives the #GP of int' "$out"; then
-	points=$((points + $([ -n "$args" ] && echo 1 || echo 4)))
+	points=$((points + $([ -n "$args" ] && echo 1 || echo 5)))
 fi
 if [ "$points" != any ] && [ $((passed + failed)) -ne "$points" ]; then
 	say "$name gave $((passed + failed)) TAP points, not the $points a run with no WINE_CHECK_* knob gives"

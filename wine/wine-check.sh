@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run Wine's own conformance tests (ntdll's, kernel32's) and
 # wine/tests/rawsyscall.exe under each perwine mode of the patched Wine
-# (WINEPERWINE=off|dropin|vma), in the guest, and compare: TAP on stdout,
+# (WINEPERWINE=off|auto|dropin|vma), in the guest, and compare: TAP on stdout,
 # exit 0 only if every point passes.
 #
 #   wine/wine-check.sh [--bench] [--link] [WINE_DIR]
@@ -14,7 +14,7 @@
 #   WINE_TESTS      directory with rawsyscall.exe (and syscallbench.exe for
 #                   --bench); default: the current directory.  If it holds
 #                   nopersonality (wine/tests/nopersonality.c), rawsyscall.exe
-#                   runs once more in each perwine mode under that seccomp
+#                   runs once more in perwine modes (personality_runs) under that seccomp
 #                   filter, which refuses the PER_WINE personality: Wine must
 #                   use PERWINE_FLAG_ACTIVATE where the kernel has it, else
 #                   fall back to stock SUD, and still catch every raw
@@ -27,8 +27,8 @@
 #   WINE_ELFDLL     the ELF builtin for case (d) (wine/tests/elfdll, built with
 #                   winegcc); default: $WINE_TESTS/elfdll.dll.so if present
 #   RESULTS         where the logs go, a folder per mode; default ./wine-check-results
-#   WINE_CHECK_MODES      default "off dropin vma" ("none proton off
-#                         dropin-sigsys dropin vma-sigsys vma" with
+#   WINE_CHECK_MODES      default "off auto dropin vma" ("none proton off
+#                         dropin-sigsys dropin vma-sigsys vma auto" with
 #                         --bench); the conformance tests
 #                         need off and two others (else their points fail)
 #   WINE_CHECK_TESTS      conformance tests, [MODULE:]TEST (MODULE: ntdll),
@@ -139,9 +139,9 @@ elfdll=${WINE_ELFDLL:-}
 results=${RESULTS:-$PWD/wine-check-results}
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
-default_modes="off dropin vma"
+default_modes="off auto dropin vma"
 # the benchmark adds the baselines (none, proton) and the perwine modes without the redirect
-[ $bench -eq 0 ] || default_modes="none proton off dropin-sigsys dropin vma-sigsys vma"
+[ $bench -eq 0 ] || default_modes="none proton off dropin-sigsys dropin vma-sigsys vma auto"
 read -r -a modes <<<"${WINE_CHECK_MODES:-$default_modes}"
 run_timeout=${WINE_CHECK_TIMEOUT:-300}
 rounds=${WINE_CHECK_ROUNDS:-2}
@@ -167,7 +167,7 @@ activate=0
 # Wine's probes meet before Wine's own SIGSYS handler is installed); where
 # the kernel has PERWINE_FLAG_ACTIVATE each is judged as its mode, else as
 # stock SUD.
-personality_runs=(dropin:no vma:no dropin:trap)
+personality_runs=(auto:no vma:no auto:trap)
 
 # A prefix of our own, on local disk (the share is 9p), gone at the end.
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/wine-check.XXXXXX")
@@ -466,14 +466,14 @@ done
 # sampled, and Wine's log saying so (perwine_usable's trace line).
 # Without the flag it must fall back to stock SUD: judged as mode off
 # (which also checks that the process is not PER_WINE), and Wine's log
-# must give the refused personality as the reason (init_perwine_mode's
+# must give the refused personality as the reason (select_perwine_mode's
 # err line, perwine_usable's trace line).
 nopersonality_reason() {
 	if [ $activate -eq 1 ]; then
 		grep -q 'trace:seh:perwine_usable the PER_WINE personality was refused, using PERWINE_FLAG_ACTIVATE' "$1.err" &&
 			awk '$1 > 0 { on++ } END { exit !on }' "$1.perwine"
 	else
-		grep -q 'err:seh:init_perwine_mode perwine not usable' "$1.err" &&
+		grep -q 'err:seh:select_perwine_mode perwine not usable' "$1.err" &&
 			grep -q 'trace:seh:perwine_usable the PER_WINE personality was refused' "$1.err"
 	fi
 }

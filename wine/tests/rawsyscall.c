@@ -33,11 +33,14 @@
  * then a raw syscall with the trap flag set (one single-step exception,
  * at the next instruction), a storm of suspensions (SuspendThread,
  * GetThreadContext: SIGUSR1 in Wine) of a thread making raw syscalls,
- * then the kernel's view (/proc: PerWine:, 'ns' in smaps, the redirect
- * flag where RAWSYSCALL_REDIRECT=1 says the kernel has it) against the
- * mode, then (d): an ELF builtin DLL is loaded (argv[1], built from
- * elfdll/elfdll.c with winegcc), its own raw Linux syscall must run
- * natively, and every case above runs again.
+ * then the kernel's view (/proc: PerWine: and its selector, 'ns' in
+ * smaps, the redirect flag where RAWSYSCALL_REDIRECT=1 says the kernel
+ * has it) against the mode, then (d): an ELF builtin DLL is loaded
+ * (argv[1], built from elfdll/elfdll.c with winegcc), its own raw Linux
+ * syscall must run natively, the selector must be as the mode leaves it
+ * then (drop-in: perwine off; vma and auto: no selector, PROT_NOSYSCALL
+ * alone),
+ * and every case above runs again.
  *
  * How a failure shows: a syscall that Wine does not catch runs as a
  * Linux syscall with the NT number; rawsys_call() zeroes RDI and RSI
@@ -48,14 +51,16 @@
  * case it happened in.
  *
  * What must pass: everything, in every mode, except that in mode off
- * (stock Wine, also when WINEPERWINE is unset) and dropin (perwine as a
+ * (stock Wine, also when WINEPERWINE is unset: with wine/patches, unset
+ * is auto, so run it as WINEPERWINE=auto) and dropin (perwine as a
  * drop-in for SUD, with Wine's policy) the trapping cases of (d) are
  * expected to reach Linux, since Wine turns syscall dispatch off when an
  * ELF builtin loads: they are TODO there (TAP: not counted as failures),
  * and must pass in vma and any other mode.  In mode none (Wine without
  * syscall dispatch, a benchmark's baseline) every trapping case is TODO:
  * they show that nothing catches them.  proton (Proton's seccomp filter)
- * must pass everything, as vma.
+ * must pass everything, as vma and auto (perwine's default: the selector,
+ * then PROT_NOSYSCALL from the first ELF builtin on).
  */
 #include "rawsys.h"
 #include "elfdll/elfdll.h"
@@ -129,7 +134,7 @@ struct pages {
 	char copy_why[RS_NFUNCS][96];
 };
 
-enum mode_kind { MODE_STOCK, MODE_DROPIN, MODE_VMA, MODE_NONE, MODE_PROTON, MODE_OTHER };
+enum mode_kind { MODE_STOCK, MODE_DROPIN, MODE_VMA, MODE_AUTO, MODE_NONE, MODE_PROTON, MODE_OTHER };
 
 static struct rs_ctx ctx;
 static struct pages pages;
@@ -141,7 +146,7 @@ static const char *mode_name;
 static const char *volatile current_case = "setup";
 static int tap_n, n_pass, n_fail, n_todo_fail, n_todo_pass, n_skip;
 
-#define PLAN (2 * NSRC * RS_NFUNCS + 2 + 2 + 3 + 2)
+#define PLAN (2 * NSRC * RS_NFUNCS + 2 + 2 + 4 + 3)
 
 static void tap(int ok, const char *directive, const char *fmt, ...) RS_PRINTF(3, 4);
 static void tap(int ok, const char *directive, const char *fmt, ...)
@@ -188,6 +193,8 @@ static enum mode_kind classify_mode(const char *m)
 		return MODE_DROPIN;
 	if (!strcmp(m, "vma") || !strcmp(m, "vma-sigsys"))
 		return MODE_VMA;
+	if (!strcmp(m, "auto"))
+		return MODE_AUTO;
 	if (!strcmp(m, "none"))
 		return MODE_NONE;
 	if (!strcmp(m, "proton"))
@@ -304,6 +311,7 @@ static void skip_elf_phase(const char *reason)
 	tap(1, directive, "elf load: an ELF builtin DLL is loaded");
 	tap(1, directive, "elf native: the ELF library's own raw Linux syscall runs natively");
 	tap(1, directive, "elf vsyscall: time() by a call into the vsyscall page gives the time");
+	tap(1, directive, "elf selector: the thread's selector as the mode leaves it");
 	for (s = 0; s < NSRC; s++)
 		for (f = 0; f < RS_NFUNCS; f++)
 			tap(1, directive, "elf %s %s (service %#x)", sources[s].tag, rs_func_names[f],
@@ -441,6 +449,44 @@ static int status_line(unsigned long pid, const char *key, char *out, size_t n)
 
 static unsigned long unix_pid;
 
+/*
+ * The selector that PERWINE, a PerWine: status line, shows, as the mode
+ * needs in PHASE: before an ELF builtin loads ("kernel"), both perwine
+ * modes register one; after ("elf", once the builtin's own syscall
+ * trapped on it), drop-in mode has turned perwine off, as Wine turns SUD
+ * off, and vma mode has left the selector and kept the PROT_NOSYSCALL
+ * rule alone.  The other modes are not PER_WINE.
+ */
+static void selector_check(const char *phase, const char *perwine)
+{
+	const char *s = strstr(perwine, "selector=");
+	unsigned long long sel = s ? strtoull(s + 9, NULL, 0) : 0;
+	int on = !strncmp(perwine, "on", 2), elf = !strcmp(phase, "elf"), ok;
+	const char *want;
+
+	switch (mode_kind) {
+	case MODE_DROPIN:
+		want = elf ? "off" : "on with a selector";
+		ok = elf ? !on : on && sel;
+		break;
+	case MODE_VMA:
+	case MODE_AUTO:
+		want = elf ? "on without a selector" : "on with a selector";
+		ok = on && (elf ? !sel : !!sel);
+		break;
+	case MODE_OTHER:
+		tap(1, "SKIP no expectation for this mode", "%s selector: PerWine: %s", phase, perwine);
+		return;
+	default:
+		want = "not PER_WINE";
+		ok = !on;
+		break;
+	}
+	tap(ok, NULL, "%s selector: PerWine %s, as mode %s needs %s an ELF builtin loads (%s)", phase,
+	    want, mode_name ? mode_name : "off", elf ? "once" : "until",
+	    perwine[0] ? perwine : "no PerWine: line");
+}
+
 static void kernel_checks(void)
 {
 	struct page_probe pp[] = {
@@ -461,6 +507,7 @@ static void kernel_checks(void)
 		int linux_proc = GetFileAttributesA("Z:\\proc\\self") != INVALID_FILE_ATTRIBUTES;
 
 		tap(!linux_proc, linux_proc ? NULL : "SKIP no /proc", "kernel: PerWine: state (%s)", why);
+		tap(!linux_proc, linux_proc ? NULL : "SKIP no /proc", "kernel selector: (%s)", why);
 		tap(!linux_proc, linux_proc ? NULL : "SKIP no /proc", "kernel: trap mechanism (%s)", why);
 		tap(!linux_proc, linux_proc ? NULL : "SKIP no /proc", "kernel: PROT_NOSYSCALL pages (%s)", why);
 		return;
@@ -472,7 +519,7 @@ static void kernel_checks(void)
 	printf("# /proc/%lu/status: PerWine: %s; VmNoSys: %s\n", unix_pid,
 	       perwine[0] ? perwine : "(none: not a perwine kernel)", nosys[0] ? nosys : "(none)");
 	/* Stock Wine uses SUD, not the PER_WINE personality; both patched modes set it. */
-	want_on = mode_kind == MODE_DROPIN || mode_kind == MODE_VMA;
+	want_on = mode_kind == MODE_DROPIN || mode_kind == MODE_VMA || mode_kind == MODE_AUTO;
 	if (mode_kind == MODE_OTHER)
 		tap(1, "SKIP no expectation for this mode", "kernel: PerWine: %s", perwine);
 	else if (want_on)
@@ -481,6 +528,7 @@ static void kernel_checks(void)
 	else
 		tap(strncmp(perwine, "on", 2) != 0, NULL, "kernel: not PER_WINE, as mode %s needs (%s)",
 		    mode_name ? mode_name : "off", perwine[0] ? perwine : "no PerWine: line");
+	selector_check("kernel", perwine);
 
 	/* PERWINE_FLAG_REDIRECT (0x8): where the kernel has it (wine-check.sh says
 	 * so in RAWSYSCALL_REDIRECT), both modes return traps without a signal */
@@ -703,8 +751,10 @@ static void elf_phase(const char *dll)
 	ok = p.raw_getppid > 0 && p.raw_getppid == p.libc_getppid;
 	tap(ok, NULL, "elf native: the ELF library's own raw Linux syscall runs natively "
 	    "(raw getppid %lld, libc's %lld)", (long long)p.raw_getppid, (long long)p.libc_getppid);
+	perwine[0] = 0;
 	if (unix_pid && status_line(unix_pid, "PerWine:", perwine, sizeof(perwine)) == 0)
 		printf("# after the ELF load: PerWine: %s\n", perwine[0] ? perwine : "(none)");
+	selector_check("elf", perwine);
 	/* the first trap after the load: Wine's dispatch is off, perwine's still on */
 	vsyscall_check("elf");
 
@@ -741,6 +791,7 @@ int main(int argc, char **argv)
 	       mode_kind == MODE_STOCK ? "stock Wine: Syscall User Dispatch" :
 	       mode_kind == MODE_DROPIN ? "perwine selector, a drop-in for SUD" :
 	       mode_kind == MODE_VMA ? "perwine VMA mode: PROT_NOSYSCALL Windows code" :
+	       mode_kind == MODE_AUTO ? "perwine's default: the selector, PROT_NOSYSCALL at an ELF load" :
 	       mode_kind == MODE_NONE ? "no syscall dispatch: raw syscalls reach Linux" :
 	       mode_kind == MODE_PROTON ? "Proton's seccomp filter in place of SUD" :
 	       "unknown mode: every case must pass");
