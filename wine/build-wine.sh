@@ -19,8 +19,9 @@
 #
 # Source: PERWINE_WINE_GIT, any git repository holding the pinned commit
 # of github.com/Kron4ek/wine-tkg ("Update to 11.10": upstream Wine 11.10
-# plus wine-staging; the ntdll files wine/patches touch are upstream's,
-# virtual.c aside).  There is no default: without it the build stops
+# plus wine-staging; of the ntdll files wine/patches touch, virtual.c
+# and unix_private.h carry staging's hunks, see wine/README.md,
+# "Upstream Wine").  There is no default: without it the build stops
 # and says how to get one.  Four large files the modules built here do
 # not need may be missing from a partial copy; they get empty stand-ins.
 set -euo pipefail
