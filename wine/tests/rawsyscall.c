@@ -39,8 +39,7 @@
  * (argv[1], built from elfdll/elfdll.c with winegcc), its own raw Linux
  * syscall must run natively, the selector must be as the mode leaves it
  * then (drop-in: perwine off; vma and auto: no selector, PROT_NOSYSCALL
- * alone),
- * and every case above runs again.
+ * alone), and every case above runs again.
  *
  * How a failure shows: a syscall that Wine does not catch runs as a
  * Linux syscall with the NT number; rawsys_call() zeroes RDI and RSI
@@ -449,6 +448,15 @@ static int status_line(unsigned long pid, const char *key, char *out, size_t n)
 
 static unsigned long unix_pid;
 
+/* The number after KEY ("selector=", "flags=") in a PerWine: status line,
+ * 0 when the line has none. */
+static unsigned long long perwine_field(const char *perwine, const char *key)
+{
+	const char *v = strstr(perwine, key);
+
+	return v ? strtoull(v + strlen(key), NULL, 0) : 0;
+}
+
 /*
  * The selector that PERWINE, a PerWine: status line, shows, as the mode
  * needs in PHASE: before an ELF builtin loads ("kernel"), both perwine
@@ -459,8 +467,7 @@ static unsigned long unix_pid;
  */
 static void selector_check(const char *phase, const char *perwine)
 {
-	const char *s = strstr(perwine, "selector=");
-	unsigned long long sel = s ? strtoull(s + 9, NULL, 0) : 0;
+	unsigned long long sel = perwine_field(perwine, "selector=");
 	int on = !strncmp(perwine, "on", 2), elf = !strcmp(phase, "elf"), ok;
 	const char *want;
 
@@ -534,8 +541,7 @@ static void kernel_checks(void)
 	 * so in RAWSYSCALL_REDIRECT), both modes return traps without a signal */
 	{
 		const char *env = getenv("RAWSYSCALL_REDIRECT");
-		const char *f = strstr(perwine, "flags=");
-		unsigned long flags = f ? strtoul(f + 6, NULL, 0) : 0;
+		unsigned long flags = (unsigned long)perwine_field(perwine, "flags=");
 		int want = want_on && !mode_sigsys && env && !strcmp(env, "1");
 
 		if (!env || mode_kind == MODE_OTHER)
