@@ -5,7 +5,11 @@
 # RESULTS/MODE/MODULE-TEST.rN.txt (the test's output) and .status (its
 # exit status).
 #
-#   wine/ntdll-compare.sh RESULTS [MODULE:]TEST MODE...   (MODULE: ntdll)
+#   wine/ntdll-compare.sh [--expected FILE] RESULTS [MODULE:]TEST MODE...
+#                                                 (MODULE: ntdll)
+#   wine/ntdll-compare.sh --pin RESULTS [MODULE:]TEST MODE...
+#                                                 the run's results as
+#                                                 lines of an expected FILE
 #   wine/ntdll-compare.sh --ending LOG [MODULE:]TEST      how one run
 #                                                 (LOG.txt, LOG.status) ended
 #
@@ -27,6 +31,20 @@
 # RESULTS/MODULE-TEST.flaky, not compared.  The modes must be off (stock
 # SUD, the reference) and at least two others, and a test that does not
 # exist ("Fatal: test 'X' does not exist.") has no verdict.
+#
+# Modes that agree can still all be wrong (mode off runs the patched Wine
+# too), so with --expected each mode is also held to what an earlier run
+# pinned (wine/expected-results, written by --pin; tab-separated lines
+# "TEST MODES KIND VALUE", MODES a comma-separated list or "*"):
+#   ending  how the test may end in those modes, one line each;
+#   failed  "CHECK LO HI": a check that failed in every round there, LO to
+#           HI times a round;
+#   flaky   CHECK: failed in some rounds only, in any mode; not compared.
+# A mode differs from its pins by no round ending as pinned (a round that
+# aborts, as above, is not enough), by a check failing in every round
+# that is not pinned, by a pinned check failing in no round, by a round
+# whose count is more than twice HI or under half LO, and by a test or
+# mode with no pinned ending.
 # Prints one line, "same: DETAILS" or "differ: DETAILS", and writes what
 # differs to RESULTS/MODULE-TEST.differences.  Exit 0 same, 1 differ,
 # 2 when logs are missing, the modes are not enough or the test did not
@@ -35,12 +53,14 @@ set -euo pipefail
 export LC_ALL=C
 
 # split_test [MODULE:]TEST: sets t (the test's name, as its summary line
-# gives it) and stem (MODULE-TEST, the logs' name).
+# gives it), stem (MODULE-TEST, the logs' name) and key (MODULE:TEST, its
+# name in an expected file).
 split_test() {
 	case $1 in
 	*:*) t=${1#*:} stem=${1%%:*}-${1#*:} ;;
 	*) t=$1 stem=ntdll-$1 ;;
 	esac
+	key=${stem%%-*}:$t
 }
 
 # The test's own summary (include/wine/test.h, run_test()):
@@ -70,7 +90,16 @@ if [ "${1:-}" = --ending ]; then
 	ending "$2"
 	exit 0
 fi
-[ $# -ge 3 ] || { echo "usage: $0 RESULTS TEST MODE..." >&2; exit 2; }
+expected= pin=0
+if [ "${1:-}" = --expected ]; then
+	[ $# -ge 2 ] && [ -f "$2" ] || { echo "$0: --expected needs a file, not '${2:-}'" >&2; exit 2; }
+	expected=$2
+	shift 2
+elif [ "${1:-}" = --pin ]; then
+	pin=1
+	shift
+fi
+[ $# -ge 3 ] || { echo "usage: $0 [--expected FILE | --pin] RESULTS TEST MODE..." >&2; exit 2; }
 results=$1
 split_test "$2"
 shift 2
@@ -126,6 +155,52 @@ for a in "${modes[@]}"; do
 	done
 done
 
+# Failed in some rounds of a mode, not in all: flaky there.
+for m in "${modes[@]}"; do comm -23 "$work/$m.seen" "$work/$m.stable"; done | sort -u >"$work/some.rounds"
+
+if [ $pin -eq 1 ]; then
+	# Each ending with the modes that had it; each check that failed in
+	# every round of some modes with those modes, its fewest and most
+	# failures there; the checks flaky in any mode.
+	for m in "${modes[@]}"; do sed "s/^/$m\t/" "$work/$m.endings"; done |
+		awk -F'\t' -v k="$key" '{ ms[$2] = ms[$2] (ms[$2] == "" ? "" : ",") $1 }
+			END { for (e in ms) print k "\t" ms[e] "\tending\t" e }' | sort
+	for m in "${modes[@]}"; do sed "s/^/$m /" "$work/$m.range"; done |
+		awk -v k="$key" '{ c = $2
+				ms[c] = ms[c] (ms[c] == "" ? "" : ",") $1
+				if (!(c in lo) || $3 < lo[c]) lo[c] = $3
+				if ($4 > hi[c]) hi[c] = $4 }
+			END { for (c in ms) print k "\t" ms[c] "\tfailed\t" c " " lo[c] " " hi[c] }' | sort -t: -k1,1 -k3,3n
+	sed "s/^/$key\t*\tflaky\t/" "$work/some.rounds" | sort -t: -k1,1 -k3,3n
+	exit 0
+fi
+
+# Each mode against its pins.
+if [ -n "$expected" ]; then
+	for m in "${modes[@]}"; do
+		awk -F'\t' -v k="$key" -v m="$m" '!/^#/ && $1 == k && ($2 == "*" || index("," $2 ",", "," m ",")) {
+			print $3 "\t" $4 }' "$expected" >"$work/$m.pins"
+		awk -F'\t' '$1 == "ending" { print $2 }' "$work/$m.pins" | sort -u >"$work/$m.pin-endings"
+		awk -F'\t' '$1 == "flaky" { print $2 }' "$work/$m.pins" | sort -u >"$work/$m.pin-flaky"
+		awk -F'\t' '$1 == "failed" { print $2 }' "$work/$m.pins" | sort -k1,1 |
+			join -v1 - "$work/$m.pin-flaky" >"$work/$m.pin-failed"
+		cut -d' ' -f1 "$work/$m.pin-failed" >"$work/$m.pin-checks"
+		if [ ! -s "$work/$m.pin-endings" ]; then
+			echo "no ending pinned for $key in mode $m (${expected##*/})" >>"$diffs"
+		fi
+		if [ -s "$work/$m.pin-endings" ] && [ -z "$(comm -12 "$work/$m.endings" "$work/$m.pin-endings")" ]; then
+			echo "mode $m ended as no pin says: $(paste -sd/ "$work/$m.endings") (pinned: $(paste -sd/ "$work/$m.pin-endings"))"
+		fi >>"$diffs"
+		sort -u "$work/$m.pin-checks" "$work/$m.pin-flaky" | comm -23 "$work/$m.stable" - |
+			sed "s/^/failed in every $m round, not pinned: /" >>"$diffs"
+		comm -23 "$work/$m.pin-checks" "$work/$m.seen" |
+			sed "s/^/pinned as failing in mode $m, failed in no round: /" >>"$diffs"
+		cat "$results/$m/$stem".r*.counts | sort -k1,1 | join - "$work/$m.pin-failed" |
+			awk -v m="$m" '$2 > 2 * $4 || 2 * $2 < $3 {
+				print "failed " $2 " times in a " m " round, pinned " $3 "-" $4 ": " $1 }' >>"$diffs"
+	done
+fi
+
 # Flaky: seen somewhere, failed not in every round of every mode, and no
 # difference between modes.
 cat "$work"/*.seen | sort -u >"$work/all.seen"
@@ -138,6 +213,7 @@ for m in "${modes[@]}"; do
 	details+=" $m: $(paste -sd/ "$work/$m.endings"), $(wc -l <"$work/$m.stable") checks failed in all $(cat "$work/$m.rounds") rounds;"
 done
 details="${details%;}; $nflaky flaky"
+[ -z "$expected" ] || details+="; held to ${expected##*/}"
 [ "$nflaky" -eq 0 ] || details+=" ($(head -n 5 "$results/$stem.flaky" | paste -sd' ')$([ "$nflaky" -le 5 ] || echo ' ...'))"
 if [ -s "$diffs" ]; then
 	echo "differ:$details; $(wc -l <"$diffs") differences, first: $(head -n 1 "$diffs")"

@@ -18,6 +18,14 @@
 #                              (wine/bench-targets.sh)
 #   WINE_CHECK_MODES=... etc.  wine/wine-check.sh's WINE_CHECK_* knobs, passed
 #                              on (more rounds may need a longer PERWINE_TIMEOUT)
+#   PERWINE_UPDATE_EXPECTED=1  write the run's conformance results to
+#                              wine/expected-results instead of holding
+#                              the run to them
+#
+# A run with no WINE_CHECK_* knob, on the fixed QEMU, holds each
+# conformance test to wine/expected-results: how it ends and which checks
+# fail, per mode (the modes only compared with each other would all pass
+# a change that breaks every mode alike, mode off included).
 #
 # The guest boots with -cpu max,-smap: under TCG, QEMU 7.2 does the stack
 # reads of a user-mode iretq (Wine's syscall dispatcher returns to
@@ -91,6 +99,13 @@ else
 	env="$env WINE_FIXED_QEMU=0"
 fi
 [ -z "$(compgen -v WINE_CHECK_)" ] || points=any
+expected=$PERWINE_TOP/wine/expected-results
+if [ -z "$args" ] && [ "$points" != any ] && [ "${PERWINE_WINE_FIXED_QEMU:-1}" != 0 ] &&
+	[ -z "${PERWINE_UPDATE_EXPECTED:-}" ]; then
+	[ -f "$expected" ] || die "no $expected (PERWINE_UPDATE_EXPECTED=1 make wine-check writes it)"
+	cp "$expected" "$share/expected-results"
+	env="$env WINE_EXPECTED=/mnt/share/share/expected-results"
+fi
 export PERWINE_CPU=${PERWINE_CPU:-max,-smap}
 export PERWINE_SHARE=$dir PERWINE_RUN_NAME=$name
 export PERWINE_TIMEOUT=${PERWINE_TIMEOUT:-5400}
@@ -140,6 +155,22 @@ if [ -n "$args" ]; then
 	cp "$dir/results/bench.tsv" "$dest/" 2>/dev/null || { say "the benchmark left no bench.tsv"; rc=1; }
 else
 	grep -E '^(not )?ok [0-9]+ ' "$out" >"$dest/wine-check.tap" || true
+	cp "$dir/results/expected-results" "$dest/" 2>/dev/null || true
+	if [ -n "${PERWINE_UPDATE_EXPECTED:-}" ]; then
+		if [ -s "$dir/results/expected-results" ]; then
+			# The run's pins, and the flaky checks pinned before: a
+			# check that fails now and then may not have in this run.
+			{
+				cat "$dir/results/expected-results"
+				[ ! -f "$expected" ] || awk -F'\t' '$3 == "flaky"' "$expected"
+			} | awk '!seen[$0]++' >"$expected.new"
+			mv "$expected.new" "$expected"
+			say "wrote $expected from this run"
+		else
+			say "the run left no expected-results"
+			rc=1
+		fi
+	fi
 fi
 (run_meta "$name" "$dest") >"$dest/meta.txt" || rc=1
 "$PERWINE_TOP/scripts/update-docs.sh" --render "$name" "$dest" >"$dest/results.md" || rc=1

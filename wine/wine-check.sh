@@ -41,6 +41,10 @@
 #                         glibc's malloc finds its heap broken)
 #   WINE_CHECK_ROUNDS     runs of each conformance test per mode, default 2
 #                         (wine/ntdll-compare.sh judges them)
+#   WINE_EXPECTED         a file of pinned results (wine/expected-results):
+#                         each conformance test must also end, and fail, in
+#                         each mode as it pins.  Every run writes its own
+#                         as RESULTS/expected-results
 #   WINE_CHECK_BENCH_ITERS  syscallbench iterations, default 20000
 #   WINE_DIRECT_SYSCALLS  FIRST-LAST, the lines of test_direct_syscalls() in
 #                         exception.c (a raw syscall from VirtualAlloc'd
@@ -148,6 +152,11 @@ rounds=${WINE_CHECK_ROUNDS:-2}
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "WINE_CHECK_ROUNDS=$rounds: not a positive number"
 compare=$(cd "$(dirname "$0")" && pwd)/ntdll-compare.sh
 [ -x "$compare" ] || die "no $compare"
+pins=()
+if [ -n "${WINE_EXPECTED:-}" ]; then
+	[ -f "$WINE_EXPECTED" ] || die "WINE_EXPECTED=$WINE_EXPECTED: no such file"
+	pins=(--expected "$WINE_EXPECTED")
+fi
 bench_iters=${WINE_CHECK_BENCH_ITERS:-20000}
 # The flags of perwine ABI v3 the kernel has (wine/tests/abiprobe):
 # where it has PERWINE_FLAG_REDIRECT, both perwine modes return traps to
@@ -351,7 +360,7 @@ done
 for spec in "${conf_tests[@]}"; do
 	m=${spec%%:*} t=${spec#*:}
 	rc=0
-	verdict=$("$compare" "$results" "$spec" "${modes[@]}" 2>&1) || rc=$?
+	verdict=$("$compare" "${pins[@]}" "$results" "$spec" "${modes[@]}" 2>&1) || rc=$?
 	case $rc in
 	0) point OK "$m $t: the same results in every mode (${verdict#same: })" ;;
 	1) point FAIL "$m $t: the modes differ (${verdict#differ: })" "$results/$m-$t.differences" ;;
@@ -359,6 +368,19 @@ for spec in "${conf_tests[@]}"; do
 	esac
 	[ ! -s "$results/$m-$t.flaky" ] || emit "# flaky: $m $t: $(paste -sd' ' "$results/$m-$t.flaky")"
 done
+# This run's results as pins (wine/expected-results, when the host asks).
+if [ ${#conf_tests[@]} -gt 0 ]; then
+	{
+		echo "# Wine's conformance tests in make wine-check: how each ended, and the"
+		echo "# checks that failed in every round (LO-HI times a round), in each mode;"
+		echo "# wine/ntdll-compare.sh holds later runs to them.  From the run of"
+		echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -r), $rounds rounds per mode."
+		echo "# Regenerate: PERWINE_UPDATE_EXPECTED=1 make wine-check"
+		for spec in "${conf_tests[@]}"; do
+			"$compare" --pin "$results" "$spec" "${modes[@]}" 2>/dev/null || true
+		done
+	} >"$results/expected-results"
+fi
 
 # exception's test_direct_syscalls(): the test ran to its summary in
 # every round of every mode (so the raw syscall from VirtualAlloc'd code

@@ -28,11 +28,12 @@ log() {
 	echo "$status" >"$f.status"
 }
 
-# expect NAME WANT_EXIT WANT_WORD DIR: the verdict on test $spec
+# expect NAME WANT_EXIT WANT_WORD DIR: the verdict on test $spec (held
+# to the expected file $pins, if set)
 expect() {
 	local name=$1 want=$2 word=$3 dir=$4 out rc=0
 	n=$((n + 1))
-	out=$("$compare" "$dir" "$spec" off dropin vma 2>&1) || rc=$?
+	out=$("$compare" ${pins:+--expected "$pins"} "$dir" "$spec" off dropin vma 2>&1) || rc=$?
 	if [ "$rc" -eq "$want" ] && [[ "$out" == "$word"* ]]; then
 		echo "ok $n - $name"
 	else
@@ -122,6 +123,62 @@ log "$d" dropin 2 n 100 20 77
 expect "kernel32:virtual, a stable extra failure in one mode: differ" 1 differ: "$d"
 spec=virtual
 expect "ntdll's virtual asked of kernel32's logs: an error, not a verdict" 2 "" "$d"
+
+# Pins: every mode agrees, and is held to what an earlier run pinned.
+stem=ntdll-virtual spec=virtual
+pins=$work/expected
+d=$work/pinned
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 $(times 1513 12); done; done
+log "$d" dropin 2 n 100 20 $(times 1513 12) 99
+"$compare" --pin "$d" "$spec" off dropin vma >"$pins"
+n=$((n + 1))
+want=$(printf 'ntdll:virtual\toff,dropin,vma\tending\t100 executed
+ntdll:virtual\toff,dropin,vma\tfailed\tvirtual.c:20 1 1
+ntdll:virtual\toff,dropin,vma\tfailed\tvirtual.c:1513 12 12
+ntdll:virtual\t*\tflaky\tvirtual.c:99')
+if [ "$(cat "$pins")" = "$want" ]; then
+	echo "ok $n - --pin writes each ending, stable check and flaky check once, with its modes"
+else
+	echo "not ok $n - --pin writes each ending, stable check and flaky check once, with its modes (got: $(cat "$pins"))"
+	failed=$((failed + 1))
+fi
+expect "the run held to its own pins: same" 0 same: "$d"
+
+d=$work/pin-new-failure
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 $(times 1513 12) 77; done; done
+expect "a check failing in every round of every mode, not pinned: differ" 1 differ: "$d"
+
+d=$work/pin-fixed
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 $(times 1513 12); done; done
+expect "a pinned check failing in no round of any mode: differ" 1 differ: "$d"
+
+d=$work/pin-ending
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" 5 - 20 $(times 1513 12); done; done
+expect "every mode stops before its summary, as no pin says: differ" 1 differ: "$d"
+
+d=$work/pin-ending-flaky
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 $(times 1513 12); done; done
+log "$d" vma 2 134 - 20
+expect "one round stops early, the other ends as pinned: same" 0 same: "$d"
+
+d=$work/pin-count
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 $(times 1513 30); done; done
+expect "a pinned check failing 30 times a round, pinned 12-12: differ" 1 differ: "$d"
+
+d=$work/pin-count-noise
+for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 $(times 1513 9) 99; done; done
+expect "9 failures a round pinned 12-12, a flaky check failing every round: same" 0 same: "$d"
+
+d=$work/pinned
+grep -v vma "$pins" >"$work/expected.no-vma"
+pins=$work/expected.no-vma
+expect "no pin for one mode: differ" 1 differ: "$d"
+spec=exception
+for m in off dropin vma; do for r in 1 2; do cp "$d/$m/ntdll-virtual.r$r.txt" "$d/$m/ntdll-exception.r$r.txt"; cp "$d/$m/ntdll-virtual.r$r.status" "$d/$m/ntdll-exception.r$r.status"; done; done
+sed -i 's/:virtual:/:exception:/' "$d"/*/ntdll-exception.r*.txt
+pins=$work/expected
+expect "no pin for the test: differ" 1 differ: "$d"
+unset pins
 
 echo "1..$n"
 echo "$((n - failed)) passed, $failed failed"
