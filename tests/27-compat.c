@@ -266,16 +266,19 @@ static const struct fast_case {
 	int traps;		/* what the ABI says: trap (its si_errno), else 0: native */
 	const char *what;
 } fast_cases[] = {
-	{ FAST_SYSCALL, 1, 0, PERWINE_NATIVE, PERWINE_TRAP_VMA,
-	  "32-bit syscall in a NOSYSCALL page (far jump to CS 0x23): traps as i386 write" },
-	{ FAST_SYSENTER, 1, 0, PERWINE_NATIVE, PERWINE_TRAP_VMA,
-	  "sysenter in a NOSYSCALL page (far jump to CS 0x23): traps as i386 write" },
-	/* The decision is the call site's: an ordinary page runs natively. */
+	/*
+	 * A fast entry returns to the vDSO's landing pad whatever its call
+	 * site, and is judged there, as a syscall of the vDSO: from a
+	 * NOSYSCALL page, or with one elsewhere, it runs natively at NATIVE.
+	 */
+	{ FAST_SYSCALL, 1, 0, PERWINE_NATIVE, 0,
+	  "32-bit syscall in a NOSYSCALL page (far jump to CS 0x23): native, judged at the landing pad" },
+	{ FAST_SYSENTER, 1, 0, PERWINE_NATIVE, 0,
+	  "sysenter in a NOSYSCALL page (far jump to CS 0x23): native, judged at the landing pad" },
 	{ FAST_SYSCALL, 0, 1, PERWINE_NATIVE, 0, "32-bit syscall in an ordinary page, a NOSYSCALL page elsewhere: native" },
-	/* SYSENTER has no call site: native only while no NOSYSCALL page exists. */
 	{ FAST_SYSENTER, 0, 0, PERWINE_NATIVE, 0, "sysenter in an ordinary page, no NOSYSCALL page: native" },
-	{ FAST_SYSENTER, 0, 1, PERWINE_NATIVE, PERWINE_TRAP_VMA,
-	  "sysenter in an ordinary page, a NOSYSCALL page elsewhere: traps as i386 write (its call site is unknown)" },
+	{ FAST_SYSENTER, 0, 1, PERWINE_NATIVE, 0,
+	  "sysenter in an ordinary page, a NOSYSCALL page elsewhere: native, judged at the landing pad" },
 	/*
 	 * The selector decides the fast entries too.  Their negative
 	 * controls are the native cases above: the same instruction in an

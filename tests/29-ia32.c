@@ -4,12 +4,16 @@
  * tests/29-ia32.sh: the selector and PROT_NOSYSCALL both, through
  * glibc's vDSO entry (__kernel_vsyscall: SYSCALL on AMD, SYSENTER on
  * Intel), int $0x80 and a SYSCALL of its own.  Traps report
- * AUDIT_ARCH_I386 and the i386 number.  Then PERWINE_FLAG_SIGNAL_NATIVE
+ * AUDIT_ARCH_I386 and the i386 number.  The fast entries (SYSENTER,
+ * SYSCALL) are judged at the vDSO's landing pad, where they return:
+ * beside NOSYSCALL pages and with an LDT, as in every 32-bit Wine
+ * process, glibc's syscalls run natively.  Then PERWINE_FLAG_SIGNAL_NATIVE
  * with ia32 signal frames: SA_SIGINFO frames carry the selector byte,
  * frames without SA_SIGINFO leave it alone.  Standalone: libperwine and
  * tests/tap.h are 64-bit only.
  */
 #define _GNU_SOURCE
+#include <asm/ldt.h>
 #include <errno.h>
 #include <linux/audit.h>
 #include <setjmp.h>
@@ -46,6 +50,7 @@
 #define SYS_USER_DISPATCH	2
 #define I386_GETPID		20
 #define I386_MUNMAP		91
+#define I386_MODIFY_LDT		123
 #define I386_TGKILL		270
 
 /* The ABI v2 configuration: the same 32 bytes in a 32-bit process. */
@@ -169,6 +174,67 @@ static int run_fast(int (*stub)(void), int *refused)
 		return -SIGILL;
 	}
 	return stub();
+}
+
+/*
+ * The 32-bit vDSO's sigreturn landing pad: the address after the int $0x80
+ * of __kernel_sigreturn (popl %eax; movl $119, %eax; int $0x80), or 0.
+ */
+static unsigned long vdso_sigreturn_pad(void)
+{
+	static const unsigned char seq[] = { 0x58, 0xb8, 119, 0, 0, 0, 0xcd, 0x80 };
+	unsigned long start, end, pad = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "[vdso]") || sscanf(line, "%lx-%lx", &start, &end) != 2)
+			continue;
+		for (; start + sizeof(seq) <= end; start++)
+			if (!memcmp((const void *)start, seq, sizeof(seq))) {
+				pad = start + sizeof(seq);
+				break;
+			}
+		break;
+	}
+	if (f)
+		fclose(f);
+	return pad;
+}
+
+/*
+ * getpid() by int $0x80 from a code segment of the LDT, entered and left
+ * by far jumps through far pointers (under TCG, QEMU 7.2 does the stack
+ * accesses of a far call and return as supervisor ones, which SMAP
+ * faults): mov $20, %eax; int $0x80; ljmp *far_back.
+ */
+static struct far_ptr {
+	uint32_t off;
+	uint16_t sel;
+} __attribute__((packed)) far_to, far_back;
+static unsigned char getpid_ljmp[] = { 0xb8, I386_GETPID, 0, 0, 0, 0xcd, 0x80, 0xff, 0x2d, 0, 0, 0, 0 };
+#define GETPID_LJMP_PTR 9	/* where the code wants &far_back */
+#define LDT_SEL(entry) ((entry) << 3 | 4 | 3)	/* TI = LDT, RPL 3 */
+
+/* Run getpid_ljmp at SEL:OFF; EAX when it jumps back. */
+static long ldt_getpid(uint16_t sel, uint32_t off)
+{
+	long r;
+
+	far_to.off = off;
+	far_to.sel = sel;
+	__asm__ volatile("call 2f\n"
+			 "2:\tpop %%ecx\n\t"
+			 "lea 1f-2b(%%ecx), %%ecx\n\t"
+			 "mov %%ecx, %[back_off]\n\t"
+			 "mov %%cs, %%cx\n\t"
+			 "mov %%cx, %[back_sel]\n\t"
+			 "ljmp *%[to]\n"
+			 "1:"
+			 : "=a"(r), [back_off] "=m"(far_back.off), [back_sel] "=m"(far_back.sel)
+			 : [to] "m"(far_to)
+			 : "memory", "ecx", "edx");
+	return r;
 }
 
 /* A raw int $0x80 from this program's text: exact call site, never through the vDSO. */
@@ -297,14 +363,16 @@ int main(void)
 	int (*plain80)(void), (*nosys80)(void), (*nosysfast)(void), (*plainfast)(void);
 	int (*kill80)(int, int, int);
 	struct usr1_case native, v1, plain;
-	int r, refused, before, tid, pid = getpid(), ppid = getppid();
+	int r, refused, before, tid, ldt_ok, pid = getpid(), ppid = getppid();
 	char why[128];
 
+	/* Each point on its own line at once: a crash loses nothing printed. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_ON, (unsigned long)&sel, 0, 0)) {
 		printf("1..0 # SKIP kernel without PER_WINE dispatch (%s)\n", strerror(errno));
 		return getenv("PERWINE_REQUIRE") ? 1 : 0;
 	}
-	printf("1..10\n# CPU vendor: %s\n", intel() ? "Intel (vDSO uses SYSENTER)" : "not Intel (vDSO uses SYSCALL)");
+	printf("1..12\n# CPU vendor: %s\n", intel() ? "Intel (vDSO uses SYSENTER)" : "not Intel (vDSO uses SYSCALL)");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigsys;
 	sa.sa_flags = SA_SIGINFO;
@@ -343,11 +411,11 @@ int main(void)
 	r = run_fast(nosysfast, &refused);
 	snprintf(why, sizeof(why), "this CPU refuses SYSCALL in 32-bit mode (SIGILL at the instruction, %p)", ill_addr);
 	if (refused)
-		skip(why, "SYSCALL in a NOSYSCALL page: traps, decided from where it came");
+		skip(why, "SYSCALL in a NOSYSCALL page: native, judged at the landing pad");
 	else
-		ok(r == 42 && traps == before + 1 && trapped(PERWINE_TRAP_VMA, I386_GETPID),
-		   "SYSCALL in a NOSYSCALL page: traps, decided from where it came, and resumes at the landing pad "
-		   "(%d, errno %d; SIGILL at %p, EIP %#lx)", r, info.si_errno, ill_addr, ill_eip);
+		ok(r == pid && traps == before,
+		   "SYSCALL in a NOSYSCALL page at NATIVE: native, judged at the vDSO's landing pad where it returns "
+		   "(%d, %d traps; SIGILL at %p, EIP %#lx)", r, traps - before, ill_addr, ill_eip);
 	before = traps;
 	r = run_fast(plainfast, &refused);
 	snprintf(why, sizeof(why), "this CPU refuses SYSCALL in 32-bit mode (SIGILL at the instruction, %p)", ill_addr);
@@ -358,21 +426,76 @@ int main(void)
 		   "SYSCALL in an ordinary page, a NOSYSCALL page elsewhere: native, back through the landing pad "
 		   "(%d; SIGILL at %p, EIP %#lx)", r, ill_addr, ill_eip);
 
-	/* glibc's vDSO entry with a NOSYSCALL page present. */
+	/*
+	 * glibc's vDSO entry with a NOSYSCALL page present, then with an LDT
+	 * as well (made by int $0x80 from this program's text, whose call
+	 * site is exact): the fast entry returns to the vDSO, which is where
+	 * it is judged, whatever code segment or CPU.
+	 */
 	traps = 0;
 	r = getppid();
-	if (intel())
-		ok(r == 42 && traps == 1 && trapped(PERWINE_TRAP_VMA, 64),
-		   "Intel: glibc's getppid() by SYSENTER traps while a NOSYSCALL page exists (%d)", r);
-	else
-		ok(r == ppid && traps == 0,
-		   "glibc's getppid() by the vDSO's SYSCALL runs natively beside a NOSYSCALL page (%d)", r);
+	ok(r == ppid && traps == 0,
+	   "glibc's getppid() by the vDSO's %s runs natively beside a NOSYSCALL page (%d, %d traps)",
+	   intel() ? "SYSENTER" : "SYSCALL", r, traps);
+	{
+		struct user_desc d = {
+			.entry_number = 0, .base_addr = 0, .limit = 0xfffff, .seg_32bit = 1,
+			.contents = MODIFY_LDT_CONTENTS_DATA, .limit_in_pages = 1, .useable = 1,
+		};
+
+		ldt_ok = raw80(I386_MODIFY_LDT, 1, (long)(uintptr_t)&d, sizeof(d)) == 0;
+		traps = 0;
+		r = ldt_ok ? getppid() : -1;
+		if (!ldt_ok)
+			skip("modify_ldt() failed: no CONFIG_MODIFY_LDT_SYSCALL?",
+			     "with an LDT too: glibc's getppid() runs natively");
+		else
+			ok(r == ppid && traps == 0,
+			   "with an LDT too, as every 32-bit Wine process has: glibc's getppid() runs natively (%d, %d traps)",
+			   r, traps);
+	}
+
+	/*
+	 * The vDSO's sigreturn runs whatever the selector says, judged on
+	 * the linear call site: getpid by int $0x80 from an LDT code segment
+	 * whose base puts EIP after it on the vDSO's sigreturn landing pad,
+	 * the code itself in a page of its own, traps at TRAP (on EIP alone
+	 * it ran natively).
+	 */
+	{
+		unsigned long pad = vdso_sigreturn_pad();
+		void *seg;
+		struct user_desc d = {
+			.entry_number = 1, .limit = 0xfffff, .seg_32bit = 1,
+			.contents = MODIFY_LDT_CONTENTS_CODE, .limit_in_pages = 1, .useable = 1,
+		};
+
+		memcpy(getpid_ljmp + GETPID_LJMP_PTR, &(uint32_t){ (uint32_t)(uintptr_t)&far_back }, 4);
+		seg = code_page(getpid_ljmp, sizeof(getpid_ljmp), 0);
+		if (!seg) {
+			printf("Bail out! mmap/mprotect: %s\n", strerror(errno));
+			return 1;
+		}
+		/* base + (pad - 7) is the page: the int $0x80 ends at EIP == pad. */
+		d.base_addr = (uint32_t)(uintptr_t)seg + 7 - (uint32_t)pad;
+		if (!pad || !ldt_ok || raw80(I386_MODIFY_LDT, 1, (long)(uintptr_t)&d, sizeof(d))) {
+			skip(!pad ? "no 32-bit vDSO sigreturn found (vdso32=0?)" : "modify_ldt() failed",
+			     "int $0x80 from an LDT segment, EIP on the vDSO's sigreturn pad: traps");
+		} else {
+			traps = 0;
+			sel = PERWINE_TRAP;
+			r = ldt_getpid(LDT_SEL(1), (uint32_t)pad - 7);
+			sel = PERWINE_NATIVE;
+			ok(r == 42 && traps == 1 && trapped(PERWINE_TRAP_SELECTOR, I386_GETPID),
+			   "int $0x80 from an LDT segment, EIP on the vDSO's sigreturn pad, the code elsewhere, TRAP: "
+			   "traps (%d, %d traps, pad %#lx)", r, traps, pad);
+		}
+	}
 
 	/*
 	 * PERWINE_FLAG_SIGNAL_NATIVE with ia32 frames (ABI v2.1).  First the
-	 * NOSYSCALL pages go, by int $0x80 from this program (beside them,
-	 * glibc's SYSENTER would trap on Intel), so that glibc's syscalls
-	 * run natively at NATIVE again, on any CPU.
+	 * NOSYSCALL pages go, by int $0x80 from this program, so that what
+	 * follows runs without the VMA check.
 	 */
 	sel = PERWINE_NATIVE;
 	if (raw80(I386_MUNMAP, (long)(uintptr_t)nosys80, 4096, 0) ||

@@ -7,11 +7,13 @@
  *   traps, and from one whose base is in the always-native range runs
  *   natively at TRAP (an unfixed kernel compares the offset in the
  *   segment: the first runs natively, the second traps);
- * - the 32-bit SYSCALL, which enters with the vDSO's landing pad for IP,
- *   runs natively at TRAP when its real call site is in the range and
- *   traps outside it (an unfixed kernel compares the landing pad: both
- *   trap), and traps in a process with an LDT, whose code segment the
- *   kernel does not know.
+ * - the 32-bit SYSCALL enters with the vDSO's landing pad for IP and
+ *   returns there whatever its call site: it is judged at the pad.  At
+ *   TRAP it runs natively when the pad is in the always-native range,
+ *   also from a page outside it and with an LDT, and traps when only its
+ *   call site is in the range; at NATIVE a SYSCALL from a NOSYSCALL page
+ *   runs natively (series v2 judged the call site, and took it for
+ *   unknown with an LDT: all four the other way).
  *
  * Each case runs in a child that far-jumps to 32-bit code below 4 GiB
  * and ends on ud2: a native int $0x80 then stops with SIGILL at that
@@ -22,6 +24,7 @@
 #include <asm/ldt.h>
 #include <linux/audit.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include "tap.h"
@@ -93,12 +96,19 @@ struct site_case {
 	int ldt;		/* enter through an LDT segment based at the page */
 	int add_ldt;		/* an LDT exists, but the flat CS is used */
 	int in_range;		/* the code page is the always-native range */
+	int vdso_range;		/* the vDSO (where the landing pad is) is */
 	int sel;		/* the selector during the call */
 	int fd_slot;		/* where the code wants the pipe's fd, or 0 */
 	int data_slot;		/* where it wants the page's address + DATA_OFF, or 0 */
 };
 
 #define DATA_OFF 28	/* the text a SYSCALL case writes, in its page */
+/*
+ * From the start of the vDSO: more than it spans, whatever the landing
+ * pad's offset (that of the 32-bit vDSO's image, which this 64-bit
+ * process does not have mapped).
+ */
+#define VDSO_SPAN 0x10000
 
 /*
  * Run one case in a child; returns the bytes that reached the pipe and
@@ -128,6 +138,7 @@ static int run_case(const struct site_case *c, void **page)
 	pid = fork();
 	if (pid == 0) {
 		static const int sigs[] = { SIGSYS, SIGILL, SIGSEGV, SIGBUS, SIGTRAP, SIGFPE };
+		unsigned long start = 0, len = 0;
 		struct sigaction sa;
 		size_t i;
 
@@ -143,8 +154,11 @@ static int run_case(const struct site_case *c, void **page)
 		/* The parent reports an LDT that could not be made: exit 4. */
 		if ((c->ldt || c->add_ldt) && ldt_code_segment((uint32_t)(uintptr_t)code))
 			_exit(4);
-		if (dispatch_on(&test_sel, c->in_range ? (unsigned long)code : 0, c->in_range ? PAGE : 0) ||
-		    set_perwine(1) == -1)
+		if (c->in_range)
+			start = (unsigned long)code, len = PAGE;
+		else if (c->vdso_range)
+			start = getauxval(AT_SYSINFO_EHDR), len = VDSO_SPAN;
+		if (dispatch_on(&test_sel, start, len) || set_perwine(1) == -1)
 			_exit(3);
 		test_sel = c->sel;
 		jump32(c->ldt ? LDT_CS(0) : USER32_CS, c->ldt ? 0 : (uint32_t)(uintptr_t)code,
@@ -258,29 +272,35 @@ static void test_fast_syscall(void)
 	n = run_syscall_case(&c, &refused);
 	if (refused) {
 		tap_ok(1, "32-bit SYSCALL in the always-native range # SKIP this CPU refuses SYSCALL in compat mode");
-		tap_ok(1, "32-bit SYSCALL outside the range # SKIP this CPU refuses SYSCALL in compat mode");
+		tap_ok(1, "32-bit SYSCALL, the landing pad in the range # SKIP this CPU refuses SYSCALL in compat mode");
 		tap_ok(1, "32-bit SYSCALL with an LDT # SKIP this CPU refuses SYSCALL in compat mode");
+		tap_ok(1, "32-bit SYSCALL in a NOSYSCALL page # SKIP this CPU refuses SYSCALL in compat mode");
 		return;
 	}
+	tap_ok(n <= 0 && trapped(PERWINE_TRAP_SELECTOR, I386_WRITE),
+	       "32-bit SYSCALL whose call site is in the always-native range, TRAP: judged at the landing pad, "
+	       "outside it: selector trap (wrote %d, signal %d, errno %d)", n, out->sig, out->si.si_errno);
+	c.in_range = 0, c.vdso_range = 1;
+	n = run_syscall_case(&c, &refused);
 	tap_ok(n == 4 && out->sig != SIGSYS,
-	       "32-bit SYSCALL whose call site is in the always-native range, TRAP: native (wrote %d, signal %d)",
+	       "32-bit SYSCALL from outside the range, the vDSO's landing pad in it, TRAP: native (wrote %d, signal %d)",
 	       n, out->sig);
-	c.in_range = 0;
+	c.add_ldt = 1;
 	n = run_syscall_case(&c, &refused);
-	tap_ok(n <= 0 && trapped(PERWINE_TRAP_SELECTOR, I386_WRITE),
-	       "32-bit SYSCALL outside the range, TRAP: selector trap (wrote %d, signal %d, errno %d)",
-	       n, out->sig, out->si.si_errno);
-	c.in_range = 1, c.add_ldt = 1;
-	n = run_syscall_case(&c, &refused);
-	tap_ok(n <= 0 && trapped(PERWINE_TRAP_SELECTOR, I386_WRITE),
-	       "32-bit SYSCALL in the range in a process with an LDT: traps, its segment is unknown (wrote %d, signal %d)",
+	tap_ok(n == 4 && out->sig != SIGSYS,
+	       "the same in a process with an LDT: native, the frame's code segment is flat (wrote %d, signal %d)",
 	       n, out->sig);
+	c.add_ldt = 0, c.vdso_range = 0, c.nosys = 1, c.sel = PERWINE_NATIVE;
+	n = run_syscall_case(&c, &refused);
+	tap_ok(n == 4 && out->sig != SIGSYS,
+	       "32-bit SYSCALL from a NOSYSCALL page, NATIVE: native, the VMA check looks at the landing pad "
+	       "(wrote %d, signal %d, errno %d)", n, out->sig, out->si.si_errno);
 }
 
 int main(void)
 {
 	tap_require_perwine_v2();
-	tap_plan(8);
+	tap_plan(9);
 	out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (out == MAP_FAILED)
 		tap_bail("mmap(MAP_SHARED)");
