@@ -5,11 +5,13 @@
 # RESULTS/MODE/MODULE-TEST.rN.txt (the test's output) and .status (its
 # exit status).
 #
-#   wine/ntdll-compare.sh [--expected FILE] RESULTS [MODULE:]TEST MODE...
-#                                                 (MODULE: ntdll)
+#   wine/ntdll-compare.sh [--expected FILE] [--pins-to OUT] RESULTS [MODULE:]TEST MODE...
+#                                                 (MODULE: ntdll; --pins-to
+#                                                 appends the run's results
+#                                                 to OUT as --pin prints them)
 #   wine/ntdll-compare.sh --pin RESULTS [MODULE:]TEST MODE...
-#                                                 the run's results as
-#                                                 lines of an expected FILE
+#                                                 only print the run's results
+#                                                 as lines of an expected FILE
 #   wine/ntdll-compare.sh --ending LOG [MODULE:]TEST      how one run
 #                                                 (LOG.txt, LOG.status) ended
 #
@@ -90,16 +92,24 @@ if [ "${1:-}" = --ending ]; then
 	ending "$2"
 	exit 0
 fi
-expected= pin=0
-if [ "${1:-}" = --expected ]; then
-	[ $# -ge 2 ] && [ -f "$2" ] || { echo "$0: --expected needs a file, not '${2:-}'" >&2; exit 2; }
-	expected=$2
-	shift 2
-elif [ "${1:-}" = --pin ]; then
-	pin=1
-	shift
-fi
-[ $# -ge 3 ] || { echo "usage: $0 [--expected FILE | --pin] RESULTS TEST MODE..." >&2; exit 2; }
+expected= pin=0 pins_to=
+while :; do
+	case ${1:-} in
+	--expected)
+		[ $# -ge 2 ] && [ -f "$2" ] || { echo "$0: --expected needs a file, not '${2:-}'" >&2; exit 2; }
+		expected=$2
+		shift 2
+		;;
+	--pins-to)
+		[ $# -ge 2 ] || { echo "$0: --pins-to needs a file" >&2; exit 2; }
+		pins_to=$2
+		shift 2
+		;;
+	--pin) pin=1; shift ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 3 ] || { echo "usage: $0 [--expected FILE] [--pins-to OUT] | --pin RESULTS TEST MODE..." >&2; exit 2; }
 results=$1
 split_test "$2"
 shift 2
@@ -158,10 +168,11 @@ done
 # Failed in some rounds of a mode, not in all: flaky there.
 for m in "${modes[@]}"; do comm -23 "$work/$m.seen" "$work/$m.stable"; done | sort -u >"$work/some.rounds"
 
-if [ $pin -eq 1 ]; then
-	# Each ending with the modes that had it; each check that failed in
-	# every round of some modes with those modes, its fewest and most
-	# failures there; the checks flaky in any mode.
+# write_pins: this run's results as lines of an expected file.  Each
+# ending with the modes that had it; each check that failed in every
+# round of some modes with those modes, its fewest and most failures
+# there; the checks flaky in any mode.
+write_pins() {
 	for m in "${modes[@]}"; do sed "s/^/$m\t/" "$work/$m.endings"; done |
 		awk -F'\t' -v k="$key" '{ ms[$2] = ms[$2] (ms[$2] == "" ? "" : ",") $1 }
 			END { for (e in ms) print k "\t" ms[e] "\tending\t" e }' | sort
@@ -172,8 +183,12 @@ if [ $pin -eq 1 ]; then
 				if ($4 > hi[c]) hi[c] = $4 }
 			END { for (c in ms) print k "\t" ms[c] "\tfailed\t" c " " lo[c] " " hi[c] }' | sort -t: -k1,1 -k3,3n
 	sed "s/^/$key\t*\tflaky\t/" "$work/some.rounds" | sort -t: -k1,1 -k3,3n
+}
+if [ $pin -eq 1 ]; then
+	write_pins
 	exit 0
 fi
+[ -z "$pins_to" ] || write_pins >>"$pins_to"
 
 # Each mode against its pins.
 if [ -n "$expected" ]; then
@@ -186,9 +201,8 @@ if [ -n "$expected" ]; then
 			join -v1 - "$work/$m.pin-flaky" >"$work/$m.pin-failed"
 		cut -d' ' -f1 "$work/$m.pin-failed" >"$work/$m.pin-checks"
 		if [ ! -s "$work/$m.pin-endings" ]; then
-			echo "no ending pinned for $key in mode $m (${expected##*/})" >>"$diffs"
-		fi
-		if [ -s "$work/$m.pin-endings" ] && [ -z "$(comm -12 "$work/$m.endings" "$work/$m.pin-endings")" ]; then
+			echo "no ending pinned for $key in mode $m (${expected##*/})"
+		elif [ -z "$(comm -12 "$work/$m.endings" "$work/$m.pin-endings")" ]; then
 			echo "mode $m ended as no pin says: $(paste -sd/ "$work/$m.endings") (pinned: $(paste -sd/ "$work/$m.pin-endings"))"
 		fi >>"$diffs"
 		sort -u "$work/$m.pin-checks" "$work/$m.pin-flaky" | comm -23 "$work/$m.stable" - |

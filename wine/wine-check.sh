@@ -357,18 +357,8 @@ done
 # (exception stops early under TCG in test_debug_service in every mode).
 # Checks that fail in some rounds only are flaky there, counted and
 # listed, not compared.
-for spec in "${conf_tests[@]}"; do
-	m=${spec%%:*} t=${spec#*:}
-	rc=0
-	verdict=$("$compare" "${pins[@]}" "$results" "$spec" "${modes[@]}" 2>&1) || rc=$?
-	case $rc in
-	0) point OK "$m $t: the same results in every mode (${verdict#same: })" ;;
-	1) point FAIL "$m $t: the modes differ (${verdict#differ: })" "$results/$m-$t.differences" ;;
-	*) point FAIL "$m $t: no verdict: $verdict" ;;
-	esac
-	[ ! -s "$results/$m-$t.flaky" ] || emit "# flaky: $m $t: $(paste -sd' ' "$results/$m-$t.flaky")"
-done
-# This run's results as pins (wine/expected-results, when the host asks).
+# Each comparison also appends the run's results as pins to
+# RESULTS/expected-results (wine/expected-results, when the host asks).
 if [ ${#conf_tests[@]} -gt 0 ]; then
 	{
 		echo "# Wine's conformance tests in make wine-check: how each ended, and the"
@@ -376,11 +366,19 @@ if [ ${#conf_tests[@]} -gt 0 ]; then
 		echo "# wine/ntdll-compare.sh holds later runs to them.  From the run of"
 		echo "# $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -r), $rounds rounds per mode."
 		echo "# Regenerate: PERWINE_UPDATE_EXPECTED=1 make wine-check"
-		for spec in "${conf_tests[@]}"; do
-			"$compare" --pin "$results" "$spec" "${modes[@]}" 2>/dev/null || true
-		done
 	} >"$results/expected-results"
 fi
+for spec in "${conf_tests[@]}"; do
+	m=${spec%%:*} t=${spec#*:}
+	rc=0
+	verdict=$("$compare" "${pins[@]}" --pins-to "$results/expected-results" "$results" "$spec" "${modes[@]}" 2>&1) || rc=$?
+	case $rc in
+	0) point OK "$m $t: the same results in every mode (${verdict#same: })" ;;
+	1) point FAIL "$m $t: the modes differ (${verdict#differ: })" "$results/$m-$t.differences" ;;
+	*) point FAIL "$m $t: no verdict: $verdict" ;;
+	esac
+	[ ! -s "$results/$m-$t.flaky" ] || emit "# flaky: $m $t: $(paste -sd' ' "$results/$m-$t.flaky")"
+done
 
 # exception's test_direct_syscalls(): the test ran to its summary in
 # every round of every mode (so the raw syscall from VirtualAlloc'd code

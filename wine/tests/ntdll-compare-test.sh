@@ -143,6 +143,15 @@ else
 	failed=$((failed + 1))
 fi
 expect "the run held to its own pins: same" 0 same: "$d"
+n=$((n + 1))
+: >"$work/pins-to"
+if "$compare" --expected "$pins" --pins-to "$work/pins-to" "$d" "$spec" off dropin vma >/dev/null &&
+	[ "$(cat "$work/pins-to")" = "$want" ]; then
+	echo "ok $n - --pins-to appends, beside the comparison, what --pin prints"
+else
+	echo "not ok $n - --pins-to appends, beside the comparison, what --pin prints (got: $(cat "$work/pins-to"))"
+	failed=$((failed + 1))
+fi
 
 d=$work/pin-new-failure
 for m in off dropin vma; do for r in 1 2; do log "$d" "$m" "$r" n 100 20 $(times 1513 12) 77; done; done
