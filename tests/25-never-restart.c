@@ -8,9 +8,15 @@
  * the same holds for upstream Syscall User Dispatch, which the series
  * fixes ("entry: never restart a syscall that Syscall User Dispatch
  * trapped"); an unfixed kernel rewinds a SUD trap of -512 or -513 and
- * runs the handler's RAX as a syscall, which these points catch.
+ * runs the handler's RAX as a syscall, and shows the handler -EINTR in
+ * RAX for -514 and -516, which these points catch.  ABI v3: seccomp's
+ * SECCOMP_RET_TRAP too ("seccomp: never restart a syscall that
+ * SECCOMP_RET_TRAP trapped").
  */
+#include <stddef.h>
 #include <sys/mman.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include "tap.h"
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
@@ -22,6 +28,7 @@
 #endif
 
 static int *traps;
+static long *seen_rax;	/* RAX as the handler found it; shared with children */
 static long rip_ok, handler_rax = 42;
 static volatile uint8_t sud_sel;
 
@@ -31,6 +38,7 @@ static void count_trap(int sig, siginfo_t *si, void *ucv)
 
 	(void)sig;
 	(*traps)++;
+	*seen_rax = uc->uc_mcontext.gregs[REG_RAX];
 	rip_ok = uc->uc_mcontext.gregs[REG_RIP] == (long)si->si_call_addr &&
 		 si->si_call_addr == (void *)test_syscall_ret;
 	trap_info = *si;
@@ -52,13 +60,19 @@ static void install_restarting(void)
 }
 
 /*
- * Under SUD the handler answers SYS_getppid: were the trap rewound, the
- * instruction would run again natively (the handler allowed syscalls)
- * with that number, and the call would return the parent's pid instead
- * of the handler's value.  Exit status: 0 when the handler's value
- * came back, 4 when the parent's pid did (rewound), 5 otherwise.
+ * Under SUD and seccomp the handler answers SYS_getppid: were the trap
+ * rewound, the instruction would run again natively (the handler allowed
+ * syscalls, the filter allows getppid) with that number, and the call
+ * would return the parent's pid instead of the handler's value.  Exit
+ * status: 0 when the handler's value came back, 4 when the parent's pid
+ * did (rewound), 5 otherwise.
  */
-static long sud_code;
+static long child_code;
+
+static int child_result(long r)
+{
+	return r == SYS_getppid ? 0 : r == getppid() ? 4 : 5;
+}
 
 static void sud_once(void)
 {
@@ -69,9 +83,27 @@ static void sud_once(void)
 	if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_sel))
 		_exit(3);
 	sud_sel = SYSCALL_DISPATCH_FILTER_BLOCK;
-	r = test_syscall(sud_code, 0, 0, 0);
+	r = test_syscall(child_code, 0, 0, 0);
 	sud_sel = SYSCALL_DISPATCH_FILTER_ALLOW;
-	_exit(r == SYS_getppid ? 0 : r == getppid() ? 4 : 5);
+	_exit(child_result(r));
+}
+
+/* A filter that traps child_code (the architecture is this test's). */
+static void seccomp_once(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)child_code, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+
+	handler_rax = SYS_getppid;
+	install_restarting();
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(3);
+	_exit(child_result(test_syscall(child_code, 0, 0, 0)));
 }
 
 /* mov %rdi,%rax; syscall; ret  and  mov %edi,%eax; int $0x80; ret */
@@ -101,8 +133,11 @@ int main(void)
 	long (*nosys)(long) = code_page(syscall_stub, sizeof(syscall_stub), PROT_NOSYSCALL);
 	long (*int80)(long) = code_page(int80_stub, sizeof(int80_stub), 0);
 
-	tap_plan(3 * 5 + 2 + 2 * 2);
-	traps = mmap(NULL, sizeof(*traps), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	tap_plan(3 * 5 + 2 + 2 * 4 * 3);
+	traps = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (traps == MAP_FAILED)
+		tap_bail("mmap: %s", strerror(errno));
+	seen_rax = (long *)(traps + 16);
 	install_restarting();
 	dispatch_on(&test_sel, 0, 0);
 	set_perwine(1);
@@ -132,14 +167,19 @@ int main(void)
 	       "EAX -513 by int $0x80 at TRAP: one compat trap, the handler's RAX (%ld, %d traps)", r,
 	       *traps);
 
-	for (i = 0; i < 2; i++) {
-		sud_code = codes[i];
+	for (i = 0; i < 2 * 4; i++) {
+		const char *what = i < 4 ? "SUD" : "seccomp RET_TRAP";
+
+		child_code = codes[i % 4];
 		*traps = 0;
-		st = run_child(sud_once);
-		tap_ok(*traps == 1, "SUD traps RAX %ld exactly once (%d)", codes[i], *traps);
+		*seen_rax = 0;
+		st = run_child(i < 4 ? sud_once : seccomp_once);
+		tap_ok(*traps == 1, "%s traps RAX %ld exactly once (%d)", what, child_code, *traps);
+		tap_ok(*seen_rax == child_code, "%s: the handler sees RAX %ld (%ld; -4: taken for a restart)",
+		       what, child_code, *seen_rax);
 		tap_ok(exited_with(st, 0),
-		       "SUD: RAX %ld is not restarted, the handler's RAX comes back (status %#x; 4: rewound)",
-		       codes[i], st);
+		       "%s: RAX %ld is not restarted, the handler's RAX comes back (status %#x; 4: rewound)",
+		       what, child_code, st);
 	}
 	return tap_done();
 }

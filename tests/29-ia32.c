@@ -248,6 +248,17 @@ static long raw80(long nr, long a, long b, long c)
 	return r;
 }
 
+/* LDT entry @entry: a 32-bit segment of 4 GiB at @base, by int $0x80; 0 or -1. */
+static int ldt_set(unsigned int entry, uint32_t base, unsigned int contents)
+{
+	struct user_desc d = {
+		.entry_number = entry, .base_addr = base, .limit = 0xfffff, .seg_32bit = 1,
+		.contents = contents, .limit_in_pages = 1, .useable = 1,
+	};
+
+	return raw80(I386_MODIFY_LDT, 1, (long)(uintptr_t)&d, sizeof(d)) ? -1 : 0;
+}
+
 /*
  * glibc's own syscalls trap (a kernel that judges the vDSO's fast
  * entries on a call site it cannot know): nothing printed or exited
@@ -459,12 +470,7 @@ int main(void)
 	   "glibc's getppid() by the vDSO's %s runs natively beside a NOSYSCALL page (%d, %d traps)",
 	   intel() ? "SYSENTER" : "SYSCALL", r, traps);
 	{
-		struct user_desc d = {
-			.entry_number = 0, .base_addr = 0, .limit = 0xfffff, .seg_32bit = 1,
-			.contents = MODIFY_LDT_CONTENTS_DATA, .limit_in_pages = 1, .useable = 1,
-		};
-
-		ldt_ok = raw80(I386_MODIFY_LDT, 1, (long)(uintptr_t)&d, sizeof(d)) == 0;
+		ldt_ok = ldt_set(0, 0, MODIFY_LDT_CONTENTS_DATA) == 0;
 		traps = 0;
 		r = ldt_ok ? getppid() : -1;
 		if (traps)
@@ -488,10 +494,6 @@ int main(void)
 	{
 		unsigned long pad = vdso_sigreturn_pad();
 		void *seg;
-		struct user_desc d = {
-			.entry_number = 1, .limit = 0xfffff, .seg_32bit = 1,
-			.contents = MODIFY_LDT_CONTENTS_CODE, .limit_in_pages = 1, .useable = 1,
-		};
 
 		memcpy(getpid_ljmp + GETPID_LJMP_PTR, &(uint32_t){ (uint32_t)(uintptr_t)&far_back }, 4);
 		seg = code_page(getpid_ljmp, sizeof(getpid_ljmp), 0);
@@ -500,8 +502,8 @@ int main(void)
 			return 1;
 		}
 		/* base + (pad - 7) is the page: the int $0x80 ends at EIP == pad. */
-		d.base_addr = (uint32_t)(uintptr_t)seg + 7 - (uint32_t)pad;
-		if (!pad || !ldt_ok || raw80(I386_MODIFY_LDT, 1, (long)(uintptr_t)&d, sizeof(d))) {
+		if (!pad || !ldt_ok ||
+		    ldt_set(1, (uint32_t)(uintptr_t)seg + 7 - (uint32_t)pad, MODIFY_LDT_CONTENTS_CODE)) {
 			skip(!pad ? "no 32-bit vDSO sigreturn found (vdso32=0?)" : "modify_ldt() failed",
 			     "int $0x80 from an LDT segment, EIP on the vDSO's sigreturn pad: traps");
 		} else {
