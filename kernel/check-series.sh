@@ -21,7 +21,8 @@ for p in "${patches[@]}"; do
 	# of its checks cannot be right here: the tree is Debian's tarball,
 	# with no git history to find the commit of a Fixes: tag in (0001's
 	# 1446e1df9eb1, "kernel: Implement selective syscall userspace
-	# redirection", checked by hand), and CamelCase flags the kernel's
+	# redirection", and 0002's bb6ea4301a11, "seccomp: Add
+	# SECCOMP_RET_TRAP", checked by hand), and CamelCase flags the kernel's
 	# own Efault labels on every line that stores through them.
 	if out=$(cd "$tree" && ./scripts/checkpatch.pl --strict -q \
 		--ignore UNKNOWN_COMMIT_ID,CAMELCASE "$patches_dir/$p" 2>&1); then
