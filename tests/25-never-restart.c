@@ -27,8 +27,11 @@
 #define SYSCALL_DISPATCH_FILTER_BLOCK	1
 #endif
 
-static int *traps;
-static long *seen_rax;	/* RAX as the handler found it; shared with children */
+/* Shared with the children, which the handler runs in too. */
+static struct {
+	int traps;
+	long seen_rax;	/* RAX as the handler found it */
+} *shared;
 static long rip_ok, handler_rax = 42;
 static volatile uint8_t sud_sel;
 
@@ -37,8 +40,8 @@ static void count_trap(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 
 	(void)sig;
-	(*traps)++;
-	*seen_rax = uc->uc_mcontext.gregs[REG_RAX];
+	shared->traps++;
+	shared->seen_rax = uc->uc_mcontext.gregs[REG_RAX];
 	rip_ok = uc->uc_mcontext.gregs[REG_RIP] == (long)si->si_call_addr &&
 		 si->si_call_addr == (void *)test_syscall_ret;
 	trap_info = *si;
@@ -134,49 +137,48 @@ int main(void)
 	long (*int80)(long) = code_page(int80_stub, sizeof(int80_stub), 0);
 
 	tap_plan(3 * 5 + 2 + 2 * 4 * 3);
-	traps = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (traps == MAP_FAILED)
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
 		tap_bail("mmap: %s", strerror(errno));
-	seen_rax = (long *)(traps + 16);
 	install_restarting();
 	dispatch_on(&test_sel, 0, 0);
 	set_perwine(1);
 
 	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
-		*traps = 0;
+		shared->traps = 0;
 		test_sel = PERWINE_TRAP;
 		r = test_syscall(codes[i], 0, 0, 0);
 		test_sel = PERWINE_NATIVE;
 		tap_ok(r == 42, "RAX %ld at TRAP: the call returns the handler's RAX (%ld)", codes[i], r);
-		tap_ok(*traps == 1, "RAX %ld: exactly one trap, never restarted (%d)", codes[i], *traps);
+		tap_ok(shared->traps == 1, "RAX %ld: exactly one trap, never restarted (%d)", codes[i], shared->traps);
 		tap_ok(rip_ok && trap_info.si_syscall == (int)codes[i],
 		       "RAX %ld: the handler saw RIP == si_call_addr and si_syscall %d",
 		       codes[i], trap_info.si_syscall);
 	}
 
 	/* The rip_ok check above is test_syscall's; these count traps and results. */
-	*traps = 0;
+	shared->traps = 0;
 	r = nosys(-513);
-	tap_ok(r == 42 && *traps == 1 && trap_info.si_errno == PERWINE_TRAP_VMA,
-	       "RAX -513 in a NOSYSCALL page: one VMA trap, the handler's RAX (%ld, %d traps)", r, *traps);
-	*traps = 0;
+	tap_ok(r == 42 && shared->traps == 1 && trap_info.si_errno == PERWINE_TRAP_VMA,
+	       "RAX -513 in a NOSYSCALL page: one VMA trap, the handler's RAX (%ld, %d traps)", r, shared->traps);
+	shared->traps = 0;
 	test_sel = PERWINE_TRAP;
 	r = int80(-513);
 	test_sel = PERWINE_NATIVE;
-	tap_ok(r == 42 && *traps == 1 && trap_info.si_arch == AUDIT_ARCH_I386,
+	tap_ok(r == 42 && shared->traps == 1 && trap_info.si_arch == AUDIT_ARCH_I386,
 	       "EAX -513 by int $0x80 at TRAP: one compat trap, the handler's RAX (%ld, %d traps)", r,
-	       *traps);
+	       shared->traps);
 
 	for (i = 0; i < 2 * 4; i++) {
 		const char *what = i < 4 ? "SUD" : "seccomp RET_TRAP";
 
 		child_code = codes[i % 4];
-		*traps = 0;
-		*seen_rax = 0;
+		shared->traps = 0;
+		shared->seen_rax = 0;
 		st = run_child(i < 4 ? sud_once : seccomp_once);
-		tap_ok(*traps == 1, "%s traps RAX %ld exactly once (%d)", what, child_code, *traps);
-		tap_ok(*seen_rax == child_code, "%s: the handler sees RAX %ld (%ld; -4: taken for a restart)",
-		       what, child_code, *seen_rax);
+		tap_ok(shared->traps == 1, "%s traps RAX %ld exactly once (%d)", what, child_code, shared->traps);
+		tap_ok(shared->seen_rax == child_code, "%s: the handler sees RAX %ld (%ld; -4: taken for a restart)",
+		       what, child_code, shared->seen_rax);
 		tap_ok(exited_with(st, 0),
 		       "%s: RAX %ld is not restarted, the handler's RAX comes back (status %#x; 4: rewound)",
 		       what, child_code, st);
