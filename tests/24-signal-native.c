@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * ABI v2 PERWINE_FLAG_SIGNAL_NATIVE: at signal delivery the kernel saves
- * the selector in the frame's uc_flags and stores NATIVE; rt_sigreturn
- * puts the saved byte back, and a handler may change it.  Each check
- * has a negative control: the same process with v1 behaviour (the flag
- * off), showing where it breaks.
+ * the selector in the frame and stores NATIVE; rt_sigreturn puts the
+ * saved byte back, and a handler may change it.  A 64-bit frame keeps
+ * the byte in a tagged word of its sigcontext (ABI v3, "Frame layout"),
+ * and rt_sigreturn refuses a frame whose word is not a tag and a
+ * selector byte.  Each check has a negative control: the same process
+ * with v1 behaviour (the flag off), or a handler that keeps the frame
+ * well-formed.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -12,7 +15,7 @@
 #include <sys/time.h>
 #include "tap.h"
 
-#define TAP_POINTS 25
+#define TAP_POINTS 31
 
 /*
  * Every case runs in a child of its own, killed when it has not ended
@@ -37,21 +40,32 @@ struct seen {
 	int nested_saved;	/* the nested handler's frame byte */
 	int nested_sel_after;	/* the selector after the nested one returned */
 	int gid_after;		/* the spinning thread's gid after setgid() */
+	unsigned long uc_flags;	/* the handler's frame's uc_flags */
+	int segv_saved;		/* the selector when a failed sigreturn's SIGSEGV came */
 };
 static struct seen *seen;
 static unsigned int config_flags;
 static volatile int stop_spinning;
 
+/* A 64-bit frame's selector word: the byte, and "PERWINE" after it. */
+static unsigned long long *saved_word(ucontext_t *uc)
+{
+	return &uc->uc_mcontext.__reserved1[0];
+}
+
+/* The byte the frame carries; -1: none; -3: the bit without the tag. */
 static int saved_byte(ucontext_t *uc)
 {
-	return uc->uc_flags & PERWINE_UC_SELECTOR ?
-	       (int)((uc->uc_flags >> PERWINE_UC_SELECTOR_SHIFT) & 0xff) : -1;
+	if (!(uc->uc_flags & PERWINE_UC_SELECTOR_SC))
+		return -1;
+	if ((*saved_word(uc) & ~0xffULL) != PERWINE_UC_SELECTOR_MAGIC)
+		return -3;
+	return (int)(*saved_word(uc) & 0xff);
 }
 
 static void set_saved_byte(ucontext_t *uc, uint8_t value)
 {
-	uc->uc_flags &= ~(0xfful << PERWINE_UC_SELECTOR_SHIFT);
-	uc->uc_flags |= (unsigned long)value << PERWINE_UC_SELECTOR_SHIFT;
+	*saved_word(uc) = PERWINE_UC_SELECTOR_MAGIC | value;
 }
 
 static int enable(unsigned int flags)
@@ -85,6 +99,7 @@ static void plain_alarm(int sig, siginfo_t *si, void *ucv)
 	(void)si;
 	seen->sel_in_handler = test_sel;
 	seen->saved = saved_byte(ucv);
+	seen->uc_flags = ((ucontext_t *)ucv)->uc_flags;
 	seen->handler_call = test_syscall(SYS_getppid, 0, 0, 0);
 	seen->handler_ran = 1;
 	stop_spinning = 1;
@@ -252,6 +267,40 @@ static void trap_redirect(void)
 	trap_with(sigsys_redirect);
 }
 
+/*
+ * A handler leaves its frame's word bad, as a frame built by user space
+ * with a stale PERWINE_UC_SELECTOR_SC might: rt_sigreturn must refuse
+ * it (SIGSEGV) without writing the selector.  The SIGSEGV handler's own
+ * frame saves the selector as the failed sigreturn left it.
+ */
+static unsigned long long bad_word;
+
+static void sigsys_bad_word(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	/* Without SIGNAL_NATIVE the handler runs at TRAP and nothing is restored: go native. */
+	if (!(config_flags & PERWINE_FLAG_SIGNAL_NATIVE))
+		test_sel = PERWINE_NATIVE;
+	sigsys_keep(sig, si, ucv);
+	uc->uc_flags |= PERWINE_UC_SELECTOR_SC;
+	*saved_word(uc) = bad_word;
+}
+
+static void segv_after_sigreturn(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	seen->segv_saved = saved_byte(ucv);
+	_exit(9);
+}
+
+static void trap_bad_word(void)
+{
+	install(SIGSEGV, segv_after_sigreturn);
+	trap_with(sigsys_bad_word);
+}
+
 /* glibc's SIGSETXID handler runs in a thread that spins at TRAP. */
 static void *spinner(void *arg)
 {
@@ -321,7 +370,7 @@ static int run_case(const char *name, void (*fn)(void), unsigned int flags)
 	int st;
 
 	memset(seen, 0, sizeof(*seen));
-	seen->saved = seen->nested_saved = -2;
+	seen->saved = seen->nested_saved = seen->segv_saved = -2;
 	seen->gid_after = -1;	/* the spinner never got there */
 	inner_done = 0;
 	config_flags = flags;
@@ -348,7 +397,9 @@ int main(void)
 	case_ok(exited_with(st, 0) && seen->handler_ran, "SIGNAL_NATIVE: a plain handler interrupts TRAP code");
 	case_ok(seen->sel_in_handler == PERWINE_NATIVE, "the handler runs with the selector NATIVE (%d)",
 	        seen->sel_in_handler);
-	case_ok(seen->saved == PERWINE_TRAP, "its frame's uc_flags carries the saved TRAP (%d)", seen->saved);
+	case_ok(seen->saved == PERWINE_TRAP, "its frame's tagged word carries the saved TRAP (%d)", seen->saved);
+	case_ok((seen->uc_flags & PERWINE_UC_SELECTOR_SC) && !(seen->uc_flags & (PERWINE_UC_SELECTOR | 0xff0000)),
+	        "the 64-bit frame sets PERWINE_UC_SELECTOR_SC only, no byte in uc_flags (%#lx)", seen->uc_flags);
 	case_ok(seen->handler_call == self && seen->traps == 0,
 	        "its raw getppid() runs natively (%ld, %d traps)", seen->handler_call, seen->traps);
 	case_ok(seen->sel_after == PERWINE_TRAP, "rt_sigreturn puts TRAP back (%d)", seen->sel_after);
@@ -374,6 +425,22 @@ int main(void)
 	st = run_with(trap_redirect, v2);
 	case_ok(exited_with(st, 0) && seen->sel_after == PERWINE_NATIVE,
 	        "a handler that stores NATIVE in the saved byte returns to NATIVE (%d)", seen->sel_after);
+	/* Frames whose word is no tag and selector byte: a bad frame. */
+	bad_word = PERWINE_UC_SELECTOR_MAGIC | 0x5a;
+	st = run_with(trap_bad_word, v2);
+	case_ok(exited_with(st, 9), "a saved byte neither NATIVE nor TRAP: rt_sigreturn fails with SIGSEGV (%#x)", st);
+	case_ok(seen->segv_saved == PERWINE_NATIVE, "... and leaves the selector NATIVE, not 0x5a (%d)",
+	        seen->segv_saved);
+	bad_word = 0x0123456789abcd00ULL | PERWINE_TRAP;
+	st = run_with(trap_bad_word, v2);
+	case_ok(exited_with(st, 9), "a word with TRAP but no tag: rt_sigreturn fails with SIGSEGV (%#x)", st);
+	case_ok(seen->segv_saved == PERWINE_NATIVE, "... and leaves the selector NATIVE, not TRAP (%d)",
+	        seen->segv_saved);
+	st = run_with(trap_bad_word, v1);
+	case_ok(exited_with(st, 0) && seen->sel_after == PERWINE_NATIVE,
+	        "control, v1: the same frame returns and the selector stays the handler's NATIVE (%#x, %d)", st,
+	        seen->sel_after);
+
 	st = run_with(trap_keep, v1);
 	case_ok(killed_by(st, SIGSYS),
 	        "control, v1: the same handler's syscall traps inside SIGSYS: killed by SIGSYS (%#x)", st);

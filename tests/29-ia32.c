@@ -8,7 +8,8 @@
  * SYSCALL) are judged at the vDSO's landing pad, where they return:
  * beside NOSYSCALL pages and with an LDT, as in every 32-bit Wine
  * process, glibc's syscalls run natively.  Then PERWINE_FLAG_SIGNAL_NATIVE
- * with ia32 signal frames: SA_SIGINFO frames carry the selector byte,
+ * with ia32 signal frames: SA_SIGINFO frames carry the selector byte
+ * in uc_flags, rt_sigreturn refuses one that is neither NATIVE nor TRAP,
  * frames without SA_SIGINFO leave it alone.  Standalone: libperwine and
  * tests/tap.h are 64-bit only.
  */
@@ -26,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -370,6 +372,53 @@ static void usr1_at_trap(unsigned int flags, int siginfo, int (*kill80)(int, int
 	c->traps = traps - before;
 }
 
+/* A handler that leaves BYTE as the frame's saved selector. */
+static volatile unsigned int leave_byte;
+
+static void on_usr1_leave(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	(void)si;
+	uc->uc_flags &= ~(0xffUL << PERWINE_UC_SELECTOR_SHIFT);
+	uc->uc_flags |= (unsigned long)leave_byte << PERWINE_UC_SELECTOR_SHIFT;
+}
+
+/*
+ * In a child, with SIGNAL_NATIVE and the selector NATIVE: a SIGUSR1
+ * whose handler leaves BYTE in its frame.  The child's wait status: it
+ * exits 0 when its rt_sigreturn took the frame.
+ */
+static int leave_in_frame(unsigned int byte)
+{
+	struct perwine_config cfg = {
+		.selector = (uintptr_t)&sel,
+		.flags = PERWINE_FLAG_ON | PERWINE_FLAG_SIGNAL_NATIVE,
+	};
+	struct sigaction sa;
+	int st = -1, took;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_usr1_leave;
+		sa.sa_flags = SA_SIGINFO;
+		sigaction(SIGUSR1, &sa, NULL);
+		leave_byte = byte;
+		sel = PERWINE_NATIVE;
+		if (prctl(PR_WINE_DISPATCH, PR_WINE_DISPATCH_SET, (unsigned long)&cfg, sizeof(cfg), 0))
+			_exit(3);
+		raise(SIGUSR1);
+		took = sel == byte;
+		sel = PERWINE_NATIVE;	/* before _exit's syscall */
+		_exit(took ? 0 : 4);
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	return st;
+}
+
 /* The CPU vendor: Intel's enter the kernel by SYSENTER from the vDSO. */
 static int intel(void)
 {
@@ -393,6 +442,7 @@ int main(void)
 	int (*plain80)(void), (*nosys80)(void), (*nosysfast)(void), (*plainfast)(void);
 	int (*kill80)(int, int, int);
 	struct usr1_case native, v1, plain;
+	int st_bad, st_good;
 	int r, refused, before, tid, ldt_ok, pid = getpid(), ppid = getppid();
 	char why[128];
 
@@ -402,7 +452,7 @@ int main(void)
 		printf("1..0 # SKIP kernel without PER_WINE dispatch (%s)\n", strerror(errno));
 		return getenv("PERWINE_REQUIRE") ? 1 : 0;
 	}
-	printf("1..12\n# CPU vendor: %s\n", intel() ? "Intel (vDSO uses SYSENTER)" : "not Intel (vDSO uses SYSCALL)");
+	printf("1..13\n# CPU vendor: %s\n", intel() ? "Intel (vDSO uses SYSENTER)" : "not Intel (vDSO uses SYSCALL)");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigsys;
 	sa.sa_flags = SA_SIGINFO;
@@ -555,5 +605,11 @@ int main(void)
 	   "SIGNAL_NATIVE, ia32 handler without SA_SIGINFO: the selector is left alone, TRAP in the handler (%d), "
 	   "what it stored after (%d); with SA_SIGINFO it was NATIVE (%d) (SET %d, calls %d, traps %d)",
 	   plain.sel_in, plain.sel_after, native.sel_in, plain.set, plain.calls, plain.traps);
+	/* An ia32 frame has no tag: only the byte's value is checked. */
+	st_bad = leave_in_frame(0x5a);
+	st_good = leave_in_frame(PERWINE_TRAP);
+	ok(WIFSIGNALED(st_bad) && WTERMSIG(st_bad) == SIGSEGV && WIFEXITED(st_good) && WEXITSTATUS(st_good) == 0,
+	   "SIGNAL_NATIVE, ia32: rt_sigreturn refuses a frame whose byte is 0x5a, SIGSEGV (status %#x); "
+	   "control: with TRAP there it returns and the selector is TRAP (status %#x)", st_bad, st_good);
 	return failures ? 1 : 0;
 }

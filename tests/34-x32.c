@@ -8,10 +8,11 @@
  *
  * - a syscall at selector TRAP traps with its x32 number in si_syscall;
  * - with PERWINE_FLAG_SIGNAL_NATIVE a handler starts at NATIVE, its
- *   uc_flags carry the byte it interrupted, and x32_rt_sigreturn puts
- *   that byte back;
- * - the control: without the flag the handler starts at TRAP, uc_flags
- *   carry nothing and the byte the handler stored stays.
+ *   frame carries the byte it interrupted as a 64-bit frame does (the
+ *   tagged word uc_mcontext.__reserved1[0], PERWINE_UC_SELECTOR_SC in
+ *   uc_flags), and x32_rt_sigreturn puts that byte back;
+ * - the control: without the flag the handler starts at TRAP, the frame
+ *   carries nothing and the byte the handler stored stays.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -39,11 +40,20 @@ static long raw_getpid(void)
 	return (long)r;
 }
 
-/* The byte a frame carries for rt_sigreturn: set it to NATIVE. */
+/* The byte a frame carries for rt_sigreturn, or -1: an x32 frame keeps it as a 64-bit one does. */
+static int frame_selector(ucontext_t *uc)
+{
+	unsigned long long word = uc->uc_mcontext.__reserved1[0];
+
+	if (!(uc->uc_flags & PERWINE_UC_SELECTOR_SC) || (word & ~0xffULL) != PERWINE_UC_SELECTOR_MAGIC)
+		return -1;
+	return (int)(word & 0xff);
+}
+
 static void frame_selector_native(ucontext_t *uc)
 {
-	if (uc->uc_flags & PERWINE_UC_SELECTOR)
-		uc->uc_flags &= ~(0xffUL << PERWINE_UC_SELECTOR_SHIFT);
+	if (frame_selector(uc) != -1)
+		uc->uc_mcontext.__reserved1[0] = PERWINE_UC_SELECTOR_MAGIC | PERWINE_NATIVE;
 }
 
 static void on_sigsys(int sig, siginfo_t *si, void *ucv)
@@ -61,7 +71,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 	frame_selector_native(uc);
 }
 
-static volatile int usr1_calls, usr1_entry_sel, ready;
+static volatile int usr1_calls, usr1_entry_sel, usr1_saved, ready;
 static volatile unsigned long usr1_uc_flags;
 
 static void on_usr1(int sig, siginfo_t *si, void *ucv)
@@ -72,6 +82,7 @@ static void on_usr1(int sig, siginfo_t *si, void *ucv)
 	(void)si;
 	usr1_entry_sel = sel;
 	usr1_uc_flags = uc->uc_flags;
+	usr1_saved = frame_selector(uc);
 	/*
 	 * Without the flag the handler's own rt_sigreturn would trap:
 	 * store NATIVE as a handler written for SUD does.  With it the
@@ -161,17 +172,18 @@ int main(void)
 	after = usr1_at_trap();
 	tap_ok(usr1_calls == 1 && usr1_entry_sel == PERWINE_NATIVE,
 	       "SIGNAL_NATIVE: the x32 handler starts at NATIVE (%d)", usr1_entry_sel);
-	tap_ok((usr1_uc_flags & PERWINE_UC_SELECTOR) &&
-	       ((usr1_uc_flags >> PERWINE_UC_SELECTOR_SHIFT) & 0xff) == PERWINE_TRAP,
-	       "SIGNAL_NATIVE: the x32 frame's uc_flags carry the interrupted TRAP (%#lx)", usr1_uc_flags);
+	tap_ok(usr1_saved == PERWINE_TRAP && !(usr1_uc_flags & (PERWINE_UC_SELECTOR | 0xff0000)),
+	       "SIGNAL_NATIVE: the x32 frame's tagged word carries the interrupted TRAP (%d; uc_flags %#lx)",
+	       usr1_saved, usr1_uc_flags);
 	tap_ok(after == PERWINE_TRAP, "SIGNAL_NATIVE: x32_rt_sigreturn puts TRAP back (%d)", after);
 
 	/* The control: the same without the flag. */
 	if (configure(0))
 		tap_bail("SET without SIGNAL_NATIVE: %s", strerror(errno));
 	after = usr1_at_trap();
-	tap_ok(usr1_calls == 1 && usr1_entry_sel == PERWINE_TRAP && !(usr1_uc_flags & PERWINE_UC_SELECTOR),
-	       "control, no SIGNAL_NATIVE: the handler starts at TRAP, uc_flags %#lx carry no byte",
+	tap_ok(usr1_calls == 1 && usr1_entry_sel == PERWINE_TRAP && usr1_saved == -1 &&
+	       !(usr1_uc_flags & (PERWINE_UC_SELECTOR | PERWINE_UC_SELECTOR_SC)),
+	       "control, no SIGNAL_NATIVE: the handler starts at TRAP, the frame carries no byte (uc_flags %#lx)",
 	       usr1_uc_flags);
 	tap_ok(after == PERWINE_NATIVE, "control: the handler's NATIVE stays after sigreturn (%d)", after);
 

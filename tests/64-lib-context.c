@@ -26,9 +26,9 @@ static struct {
 	int set_after;		/* what to store in the saved byte, -1: leave it */
 	long redirect_rip;	/* 0: resume after the syscall */
 	long redirect_rsp;
-	/* The first trap's frame: perwine_context_selector() and &uc_flags. */
+	/* The first trap's frame: perwine_context_selector() and its word. */
 	unsigned char *first_saved;
-	char *first_uc_flags;
+	char *first_word;
 	int first_done;
 } seen;
 
@@ -44,7 +44,7 @@ static void handler(ucontext_t *uc, const siginfo_t *si, void *ctx)
 	if (!seen.first_done) {
 		seen.first_done = 1;
 		seen.first_saved = saved;
-		seen.first_uc_flags = (char *)&uc->uc_flags;
+		seen.first_word = (char *)&uc->uc_mcontext.__reserved1[0];
 	}
 	seen.handler_sp = &here;
 	memcpy(seen.regs, r, sizeof(seen.regs));
@@ -162,7 +162,7 @@ int main(void)
 	int st;
 
 	tap_require_perwine_v2();
-	tap_plan(23);
+	tap_plan(24);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = previous_sigsys;
@@ -262,24 +262,34 @@ int main(void)
 	/*
 	 * A frame without the saved byte: getcontext() fills no uc_flags of
 	 * the kernel's, so it is NULL there.  The control is the first trap
-	 * above, whose kernel frame (ABI v2, SIGNAL_NATIVE) carries the
-	 * byte: there it pointed at byte 2 of that frame's uc_flags.
+	 * above, whose kernel frame (SIGNAL_NATIVE) carries the byte: there
+	 * it pointed at the low byte of the tagged word __reserved1[0].
 	 */
 	{
 		ucontext_t uc;
-		unsigned char *none;
+		unsigned char *none, *stale, *tagged;
 
 		memset(&uc, 0, sizeof(uc));
 		if (getcontext(&uc))
 			tap_bail("getcontext: %s", strerror(errno));
 		none = perwine_context_selector(&uc);
-		tap_ok(!(uc.uc_flags & PERWINE_UC_SELECTOR) && none == NULL &&
+		tap_ok(!(uc.uc_flags & PERWINE_UC_SELECTOR_SC) && none == NULL &&
 		       seen.first_done && seen.first_saved != NULL &&
-		       (char *)seen.first_saved == seen.first_uc_flags + PERWINE_UC_SELECTOR_SHIFT / 8,
+		       (char *)seen.first_saved == seen.first_word,
 		       "perwine_context_selector() is NULL for a getcontext() frame (uc_flags %#lx, %p), "
-		       "the saved byte of uc_flags in a trap handler's frame (%p, uc_flags at %p)",
+		       "the word's byte in a trap handler's frame (%p, the word at %p)",
 		       (unsigned long)uc.uc_flags, (void *)none, (void *)seen.first_saved,
-		       (void *)seen.first_uc_flags);
+		       (void *)seen.first_word);
+		/* The bit alone is not enough: the word must carry the tag. */
+		uc.uc_flags |= PERWINE_UC_SELECTOR_SC;
+		uc.uc_mcontext.__reserved1[0] = PERWINE_TRAP;
+		stale = perwine_context_selector(&uc);
+		uc.uc_mcontext.__reserved1[0] = PERWINE_UC_SELECTOR_MAGIC | PERWINE_TRAP;
+		tagged = perwine_context_selector(&uc);
+		tap_ok(stale == NULL && tagged == (unsigned char *)&uc.uc_mcontext.__reserved1[0] &&
+		       *tagged == PERWINE_TRAP,
+		       "the bit with an untagged word is NULL (%p), with the tag the word's byte (%p)",
+		       (void *)stale, (void *)tagged);
 	}
 	perwine_disable();
 	return tap_done();

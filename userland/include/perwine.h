@@ -119,12 +119,18 @@ struct perwine_redirect_info {
 #endif
 
 /*
- * With PERWINE_FLAG_SIGNAL_NATIVE, a signal frame's uc_flags carries the
- * selector byte the handler interrupted (UC_PERWINE_SELECTOR and
- * UC_PERWINE_SELECTOR_SHIFT in a patched kernel's asm/ucontext.h).
+ * With PERWINE_FLAG_SIGNAL_NATIVE, a signal frame carries the selector
+ * byte the handler interrupted (UC_PERWINE_SELECTOR* in a patched
+ * kernel's asm/ucontext.h); perwine_context_selector() finds it.
+ * 64-bit and x32 frames: PERWINE_UC_SELECTOR_SC in uc_flags, and the
+ * word uc_mcontext.__reserved1[0] is PERWINE_UC_SELECTOR_MAGIC plus the
+ * byte.  ia32 frames: PERWINE_UC_SELECTOR in uc_flags, the byte in its
+ * bits 16-23.
  */
 #define PERWINE_UC_SELECTOR		0x100
 #define PERWINE_UC_SELECTOR_SHIFT	16
+#define PERWINE_UC_SELECTOR_SC		0x200
+#define PERWINE_UC_SELECTOR_MAGIC	0x454e495752455000ULL
 
 /* mmap/mprotect/pkey_mprotect: syscalls from these pages trap (x86-64). */
 #ifndef PROT_NOSYSCALL
@@ -235,8 +241,9 @@ int perwine_set_context_dispatcher(perwine_context_handler handler, void *ctx, u
 
 /*
  * In a signal handler: the selector byte saved in the frame, which
- * rt_sigreturn writes back (ABI v2, PERWINE_FLAG_SIGNAL_NATIVE); NULL
- * when the frame carries none.
+ * rt_sigreturn writes back (PERWINE_FLAG_SIGNAL_NATIVE); NULL when the
+ * frame carries none.  Store PERWINE_NATIVE or PERWINE_TRAP only: any
+ * other byte makes rt_sigreturn fail (SIGSEGV).
  */
 unsigned char *perwine_context_selector(ucontext_t *uc);
 

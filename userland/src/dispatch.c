@@ -77,10 +77,22 @@ static long sigaction_raw(int sig, const struct kernel_sigaction *act,
 
 unsigned char *perwine_context_selector(ucontext_t *uc)
 {
+#ifdef __x86_64__
+	/* 64-bit and x32: the low byte of a tagged word of the sigcontext. */
+	unsigned long long *word;
+
+	if (!uc || !(uc->uc_flags & PERWINE_UC_SELECTOR_SC))
+		return NULL;
+	word = &uc->uc_mcontext.__reserved1[0];
+	if ((*word & ~0xffULL) != PERWINE_UC_SELECTOR_MAGIC)
+		return NULL;
+	return (unsigned char *)word;
+#else
+	/* ia32: bits 16-23 of uc_flags, its third byte. */
 	if (!uc || !(uc->uc_flags & PERWINE_UC_SELECTOR))
 		return NULL;
-	/* Bits 16-23 of uc_flags: its third byte on x86-64. */
 	return (unsigned char *)&uc->uc_flags + PERWINE_UC_SELECTOR_SHIFT / 8;
+#endif
 }
 
 /*
